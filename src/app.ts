@@ -1,0 +1,22 @@
+import express, { type Express } from 'express';
+import type { Services } from './services.js';
+import { errorMiddleware, notFoundRoute } from './errors.js';
+import { requestLog } from './http/request-log.js';
+import { deviceRoutes } from './http/devices.js';
+import { menuRoutes } from './http/menus.js';
+import { serviceRoutes } from './http/service.js';
+
+/** Builds the Express app from ready services. Never reads the environment, never listens. */
+export function createApp(services: Services): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestLog(services.logger));
+  app.use(serviceRoutes(services));
+  app.use(deviceRoutes(services));
+  app.use(menuRoutes(services));
+  app.use(notFoundRoute);
+  app.use(errorMiddleware(services.logger));
+  return app;
+}

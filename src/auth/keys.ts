@@ -1,0 +1,25 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** CONTRACT 2: 16–256 printable ASCII characters, no spaces. Checked before any look-up. */
+const keyPattern = /^[\x21-\x7E]{16,256}$/;
+
+export function isWellFormedKey(key: unknown): key is string {
+  return typeof key === 'string' && keyPattern.test(key);
+}
+
+/** SHA-256 hex of the key: the only form in which embedded mode stores a key. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hex digests of equal length. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** A new random key: `sk_live_` + 32 base64url characters (192 bits). */
+export function generateKey(): string {
+  return `sk_live_${randomBytes(24).toString('base64url')}`;
+}

@@ -1,0 +1,32 @@
+import { parseArgs } from 'node:util';
+import { DatasetError, importDataset, readDatasetFile } from '../dataset/import.js';
+import { describeDatasetError } from '../dataset/report.js';
+import { cliContext, fail } from './context.js';
+
+const usage = 'Usage: npm run import -- [--prune] <dataset.json>';
+
+/** `npm run import -- [--prune] <file>`: upserts a dataset into DATABASE_PATH, atomically. */
+function run(): void {
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { prune: { type: 'boolean', default: false } }, allowPositionals: true });
+  } catch (err) {
+    fail(`${(err as Error).message}\n${usage}`);
+  }
+  const [file, ...extra] = parsed.positionals;
+  if (!file || extra.length > 0) fail(usage);
+  const { config, db } = cliContext();
+  try {
+    const summary = importDataset(db, readDatasetFile(file), { nowMs: Date.now(), prune: parsed.values.prune });
+    const counts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${v} ${k}`).join(', ');
+    console.log(`Imported ${file} into ${config.DATABASE_PATH}: ${counts(summary.upserted)}.`);
+    if (parsed.values.prune) console.log(`Pruned: ${counts(summary.pruned)}.`);
+  } catch (err) {
+    if (err instanceof DatasetError) fail(`${describeDatasetError(err)}\nNothing was imported.`);
+    throw err;
+  } finally {
+    db.close();
+  }
+}
+
+run();

@@ -1,0 +1,30 @@
+import { Router } from 'express';
+import type { Services } from '../services.js';
+import { authenticate, principalOf } from '../auth/authenticate.js';
+import { QueryReader } from './query.js';
+
+/** Seed 4.2 / CONTRACT 5: the menu area, `X-API-Key`, scope `menu:read`. */
+export function menuRoutes(services: Services): Router {
+  const router = Router();
+  const auth = authenticate({
+    headers: 'x-api-key',
+    scope: 'menu:read',
+    verify: services.keys.menu,
+    attempts: services.failedAttempts,
+  });
+
+  router.get('/v1/menus', auth, async (req, res) => {
+    const menus = await services.menus.listMenus(principalOf(req));
+    res.json({ metadata: { menus: { total: menus.length } }, menus });
+  });
+
+  router.get('/v1/groups', auth, async (req, res) => {
+    const query = new QueryReader(req.query);
+    const filter = { menus: query.list('menus'), groups: query.list('groups'), tags: query.list('tags') };
+    query.done();
+    const groups = await services.menus.groups(principalOf(req), filter);
+    res.json({ metadata: { groups: { total: groups.length } }, groups });
+  });
+
+  return router;
+}

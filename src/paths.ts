@@ -1,0 +1,19 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package root (the folder with package.json), whether running from src/ or dist/src/. */
+function findRoot(start: string): string {
+  let dir = start;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`package.json not found above ${start}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+export const projectRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** The bundled demo dataset, imported when the catalog is empty and no DATASET is given. */
+export const demoDatasetPath = join(projectRoot, 'src', 'demo', 'dataset.json');
