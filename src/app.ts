@@ -4,6 +4,7 @@ import { errorMiddleware, notFoundRoute } from './errors.js';
 import { requestLog } from './http/request-log.js';
 import { deviceRoutes } from './http/devices.js';
 import { menuRoutes } from './http/menus.js';
+import { optionRoutes } from './http/options.js';
 import { serviceRoutes } from './http/service.js';
 
 /** Builds the Express app from ready services. Never reads the environment, never listens. */
@@ -14,6 +15,7 @@ export function createApp(services: Services): Express {
   app.set('query parser', 'simple');
   app.use(requestLog(services.logger));
   app.use(serviceRoutes(services));
+  app.use(optionRoutes(services));
   app.use(deviceRoutes(services));
   app.use(menuRoutes(services));
   app.use(notFoundRoute);

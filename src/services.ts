@@ -2,11 +2,20 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { Clock } from './time/timestamps.js';
-import type { DeviceSource, MenuSource } from './sources/types.js';
+import type { DeviceSource, MenuSource, Principal } from './sources/types.js';
 import { embeddedKeyVerifier, type KeyVerifier } from './auth/embedded-keys.js';
 import { FailedAttempts } from './auth/failed-attempts.js';
+import { CachedLoader } from './cache/cached-loader.js';
+import { AppError } from './errors.js';
+import { loadManifest } from './manifest/load.js';
+import type { Manifest } from './manifest/schema.js';
+import { OptionsService } from './options/service.js';
 import { embeddedDeviceSource } from './sources/embedded-devices.js';
 import { embeddedMenuSource } from './sources/embedded-menus.js';
+import { upstreamDeviceSource } from './sources/upstream-devices.js';
+import { upstreamMenuSource } from './sources/upstream-menus.js';
+import { UpstreamClient } from './upstream/client.js';
+import { KeyVerdicts, upstreamKeyVerifier } from './upstream/key-verdicts.js';
 
 /** Everything routes need, built once and handed to `createApp`. */
 export interface Services {
@@ -14,10 +23,15 @@ export interface Services {
   logger: Logger;
   clock: Clock;
   db: Db;
+  manifest: Manifest;
+  /** The device and menu areas as routes serve them (upstream answers cached per key). */
   devices: DeviceSource;
   menus: MenuSource;
-  /** Key verification per area: embedded looks keys up, upstream asks the upstream. */
-  keys: { device: KeyVerifier; menu: KeyVerifier };
+  /** Key verification per area (embedded looks keys up, upstream defers to the upstream); `me` for `/v1/me`. */
+  keys: { device: KeyVerifier; menu: KeyVerifier; me: KeyVerifier };
+  /** Upstream mode: asks the upstream whether it accepts a key (throws its 401). */
+  confirmKey(principal: Principal): Promise<void>;
+  options: OptionsService;
   failedAttempts: FailedAttempts;
   /** Named checks for `/readyz`: `ok` or what is wrong. */
   readiness(): Promise<Record<string, string>>;
@@ -30,28 +44,75 @@ export interface ServiceDeps {
   logger: Logger;
   clock: Clock;
   db: Db;
+  /** Defaults to manifests/connector.json. */
+  manifest?: Manifest;
+  /** Injected HTTP client for upstream calls (tests); defaults to global fetch. */
+  fetch?: typeof fetch;
 }
 
-/** The composition root. */
-export function buildServices({ config, logger, clock, db }: ServiceDeps): Services {
-  const verify = embeddedKeyVerifier(db);
+const recentAnswerMs = 60_000;
+
+/** The composition root: picks embedded or upstream per area and wires caches around them. */
+export function buildServices(deps: ServiceDeps): Services {
+  const { config, logger, clock, db } = deps;
+  const verdicts = new KeyVerdicts(clock, config.OPTIONS_CACHE_TTL_MS);
+  const embeddedVerify = embeddedKeyVerifier(db);
+  const client = (area: 'device' | 'menu', baseUrl: string | undefined) =>
+    baseUrl
+      ? new UpstreamClient({ baseUrl, area, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: config.UPSTREAM_RETRIES, logger, clock, fetch: deps.fetch })
+      : null;
+  const deviceClient = client('device', config.DEVICE_API_URL);
+  const menuClient = client('menu', config.MENU_API_URL);
+  const cache = (ttlMs: number) => new CachedLoader({ clock, logger, ttlMs });
+
+  // Raw sources feed option lists (which have their own cache); routes get cached ones.
+  const rawDevices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts) : embeddedDeviceSource(db, clock, config.HEARTBEAT_TIMEOUT_MS);
+  const rawMenus = menuClient ? upstreamMenuSource(menuClient, verdicts) : embeddedMenuSource(db);
+  const devices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts, cache(config.DEVICE_CACHE_TTL_MS)) : rawDevices;
+  const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache(config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
+  const upstreamVerify = upstreamKeyVerifier(verdicts);
   const ping = db.prepare('SELECT 1').pluck();
+
   return {
     config,
     logger,
     clock,
     db,
-    devices: embeddedDeviceSource(db, clock, config.HEARTBEAT_TIMEOUT_MS),
-    menus: embeddedMenuSource(db),
-    keys: { device: verify, menu: verify },
+    manifest: deps.manifest ?? loadManifest(),
+    devices,
+    menus,
+    keys: {
+      device: deviceClient ? upstreamVerify : embeddedVerify,
+      menu: menuClient ? upstreamVerify : embeddedVerify,
+      me: menuClient || deviceClient ? upstreamVerify : embeddedVerify,
+    },
+    async confirmKey(principal) {
+      try {
+        if (menuClient) await menus.listMenus(principal);
+        else await devices.list(principal, { page: 1, pageSize: 1 });
+      } catch (err) {
+        // A 403 still means the upstream knows the key.
+        if (!(err instanceof AppError && err.code === 'invalid_scopes')) throw err;
+      }
+    },
+    options: new OptionsService(
+      { devices: rawDevices, menus: rawMenus },
+      { menu: cache(config.OPTIONS_CACHE_TTL_MS), device: cache(config.DEVICE_CACHE_TTL_MS) },
+    ),
     failedAttempts: new FailedAttempts(clock),
     async readiness() {
+      const checks: Record<string, string> = {};
       try {
         ping.get();
-        return { database: 'ok' };
+        checks.database = 'ok';
       } catch (err) {
-        return { database: (err as Error).message };
+        checks.database = (err as Error).message;
       }
+      const upstream = async (c: UpstreamClient, probePath: string) =>
+        c.sinceLastAnswer() < recentAnswerMs || (await c.probe(probePath)) ? 'ok' : 'not answering';
+      if (deviceClient) checks.device_upstream = await upstream(deviceClient, '/devices?page_size=1');
+      if (menuClient) checks.menu_upstream = await upstream(menuClient, '/v1/menus');
+      return checks;
     },
     async close() {},
   };

@@ -21,10 +21,11 @@ export function serviceRoutes(services: Services): Router {
   // integrations hold a Bearer key. No scope is needed to learn who you are.
   router.get(
     '/v1/me',
-    authenticate({ headers: 'either', verify: services.keys.menu, attempts: services.failedAttempts }),
-    (req, res) => {
+    authenticate({ headers: 'either', verify: services.keys.me, attempts: services.failedAttempts }),
+    async (req, res) => {
       const principal = principalOf(req);
       if (!principal.scopes) {
+        await services.confirmKey(principal);
         res.json({ key: { scopes: null }, account: null });
         return;
       }

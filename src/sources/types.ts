@@ -91,6 +91,8 @@ export interface Principal {
   userId: string | null;
   accountId: string | null;
   accountName: string | null;
+  /** The request this principal arrived with; forwarded upstream as `X-Request-Id`. */
+  requestId?: string;
 }
 
 export interface DeviceSource {

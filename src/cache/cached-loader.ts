@@ -1,0 +1,112 @@
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import type { Clock } from '../time/timestamps.js';
+
+/** How a value was served; shown to clients as `X-Cache`. */
+export type CacheState = 'HIT' | 'MISS' | 'STALE';
+
+export interface Loaded<T> {
+  value: T;
+  /** Approximate bytes held, for the cache's byte bound. */
+  size: number;
+}
+
+export interface CachedValue<T> {
+  value: T;
+  state: CacheState;
+}
+
+export interface CachedLoaderOptions {
+  clock: Clock;
+  logger: Logger;
+  /** Freshness: younger entries are served as they are. 0 disables caching (not single-flight). */
+  ttlMs: number;
+  maxEntries?: number;
+  maxBytes?: number;
+}
+
+interface Entry<T> {
+  value: T;
+  fetchedAt: number;
+  size: number;
+}
+
+/**
+ * A TTL cache in front of an expensive loader (an upstream call), with the contract:
+ * - single-flight: concurrent misses for one key share one load;
+ * - fresh (age < ttl): served from memory (`HIT`);
+ * - stale-while-revalidate (ttl ≤ age < 2·ttl): served at once (`STALE`) while one
+ *   background load refreshes it;
+ * - older: loaded now (`MISS`); if that load fails and the entry is younger than 10·ttl,
+ *   the last good copy is served (`STALE`, stale-if-error), otherwise the error is thrown;
+ * - errors are never cached; bounded by entry count and bytes (least recently used first).
+ */
+export class CachedLoader {
+  private readonly entries: LRUCache<string, Entry<unknown>>;
+  private readonly inflight = new Map<string, Promise<Entry<unknown>>>();
+
+  constructor(private readonly options: CachedLoaderOptions) {
+    this.entries = new LRUCache<string, Entry<unknown>>({
+      max: options.maxEntries ?? 5000,
+      maxSize: options.maxBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: (entry) => Math.max(1, entry.size),
+    });
+  }
+
+  get ttlMs(): number {
+    return this.options.ttlMs;
+  }
+
+  async get<T>(key: string, load: () => Promise<Loaded<T>>): Promise<CachedValue<T>> {
+    const { ttlMs, clock } = this.options;
+    const entry = this.entries.get(key) as Entry<T> | undefined;
+    const age = entry ? clock.now() - entry.fetchedAt : Infinity;
+    if (entry && age < ttlMs) return { value: entry.value, state: 'HIT' };
+    if (entry && age < 2 * ttlMs) {
+      this.refresh(key, load).catch((err: unknown) => {
+        this.options.logger.warn({ err: describe(err), cacheKey: redactKey(key) }, 'background refresh failed');
+      });
+      return { value: entry.value, state: 'STALE' };
+    }
+    try {
+      const fresh = await this.refresh(key, load);
+      return { value: fresh.value, state: 'MISS' };
+    } catch (err) {
+      if (entry && age < 10 * ttlMs) return { value: entry.value, state: 'STALE' };
+      throw err;
+    }
+  }
+
+  /** Forgets one key (or every key starting with a prefix). */
+  delete(key: string, prefix = false): void {
+    if (!prefix) {
+      this.entries.delete(key);
+      return;
+    }
+    for (const k of [...this.entries.keys()]) if (k.startsWith(key)) this.entries.delete(k);
+  }
+
+  private refresh<T>(key: string, load: () => Promise<Loaded<T>>): Promise<Entry<T>> {
+    const running = this.inflight.get(key) as Promise<Entry<T>> | undefined;
+    if (running) return running;
+    const started = this.options.clock.now();
+    const promise = load()
+      .then((loaded) => {
+        const entry: Entry<T> = { value: loaded.value, fetchedAt: started, size: loaded.size };
+        if (this.options.ttlMs > 0) this.entries.set(key, entry);
+        return entry;
+      })
+      .finally(() => this.inflight.delete(key));
+    this.inflight.set(key, promise);
+    return promise;
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Cache keys start with a key hash; log only its first characters. */
+function redactKey(key: string): string {
+  return key.replace(/^([0-9a-f]{8})[0-9a-f]{56}/, '$1…');
+}

@@ -1,0 +1,58 @@
+import { LRUCache } from 'lru-cache';
+import type { OptionSource } from '../manifest/schema.js';
+import type { OptionRecord } from './resources.js';
+import { compileTemplate } from './template.js';
+
+export interface OptionEntry {
+  label: string;
+  value: string;
+  /** The label folded for search: lower case, accents removed. */
+  folded: string;
+  /** Tree sources: the node's own label, its parent's value (null at the top), children. */
+  treeLabel: string;
+  parent: string | null;
+  hasChildren: boolean;
+}
+
+/** One built list of options for one key and source; rendered pages are memoised on it. */
+export interface OptionList {
+  entries: OptionEntry[];
+  /** Rendered responses by normalised query; dies with the list when the data refreshes. */
+  rendered: LRUCache<string, RenderedOptions>;
+}
+
+export interface RenderedOptions {
+  body: Buffer;
+  etag: string;
+  total: number;
+  nextCursor: string | null;
+}
+
+const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+
+/** Case- and accent-insensitive form for `q` (so `cafe` finds `Café`). */
+export function fold(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+/** Records → entries: filter, label, value and order as the manifest declares them. */
+export function buildOptionList(source: OptionSource, records: readonly OptionRecord[]): OptionList {
+  const label = compileTemplate(source.label);
+  const treeLabel = compileTemplate(source.tree?.label ?? source.label);
+  const filters = Object.entries(source.filter);
+  const entries = records
+    .filter((record) => filters.every(([field, expected]) => record[field] === expected))
+    .map((record): OptionEntry => {
+      const text = label(record);
+      return {
+        label: text,
+        value: String(record[source.value]),
+        folded: fold(text),
+        treeLabel: treeLabel(record),
+        parent: record.parent ?? null,
+        hasChildren: record.hasChildren ?? false,
+      };
+    });
+  if (source.order === 'label') entries.sort((a, b) => collator.compare(a.label, b.label) || collator.compare(a.value, b.value));
+  return { entries, rendered: new LRUCache({ max: 64 }) };
+}

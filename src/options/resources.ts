@@ -1,0 +1,138 @@
+import { AppError } from '../errors.js';
+import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
+
+/** One record of a resource: the fields a manifest's templates may use. */
+export type OptionRecord = Record<string, unknown> & {
+  id: string;
+  /** Tree resources: the parent record's id (null at the top) and whether it has children. */
+  parent?: string | null;
+  hasChildren?: boolean;
+};
+
+export interface ResourceSources {
+  devices: DeviceSource;
+  menus: MenuSource;
+}
+
+/**
+ * The closed set of resources option sources can be built from. Which resource, label,
+ * value, order and filters a dropdown uses is declared in manifests/, not here.
+ */
+export interface ResourceDef {
+  area: 'device' | 'menu';
+  /** Path parameters the resource needs, e.g. `menuId`. */
+  params: readonly string[];
+  fields: readonly string[];
+  /** Whether records form a tree (`parent`, `hasChildren`), enabling `format=tree`. */
+  tree: boolean;
+  load(sources: ResourceSources, principal: Principal, params: Record<string, string>): Promise<OptionRecord[]>;
+}
+
+export const pathSeparator = ' › ';
+
+/** Depth-first, source order; `path` joins the names from the top. */
+function flattenGroups(groups: readonly Group[], parent: string | null, prefix: string, out: OptionRecord[]): OptionRecord[] {
+  for (const group of groups) {
+    const path = prefix ? `${prefix}${pathSeparator}${group.name}` : group.name;
+    out.push({
+      id: group.id,
+      name: group.name,
+      description: group.description,
+      path,
+      depth: prefix ? prefix.split(pathSeparator).length : 0,
+      tags: group.tags.join(', '),
+      parent,
+      hasChildren: group.groups.length > 0,
+    });
+    flattenGroups(group.groups, group.id, path, out);
+  }
+  return out;
+}
+
+function flattenItems(items: readonly Item[], parent: string | null, prefix: string, out: OptionRecord[]): OptionRecord[] {
+  for (const item of items) {
+    const path = prefix ? `${prefix}${pathSeparator}${item.name}` : item.name;
+    out.push({
+      id: item.id,
+      name: item.name,
+      description: item.description,
+      path,
+      price: item.price,
+      calories: item.calories,
+      inStock: item.inStock,
+      tags: item.tags.join(', '),
+      parent,
+      hasChildren: item.items.length > 0,
+    });
+    flattenItems(item.items, item.id, path, out);
+  }
+  return out;
+}
+
+/** Every device the key may read, paging the source 1000 at a time. */
+export async function allDevices(source: DeviceSource, principal: Principal) {
+  const pageSize = 1000;
+  const first = await source.list(principal, { page: 1, pageSize });
+  const pages = Math.ceil(first.total / pageSize);
+  const rest: Array<Promise<{ data: typeof first.data }>> = [];
+  for (let page = 2; page <= pages; page += 1) rest.push(source.list(principal, { page, pageSize }));
+  return [first, ...(await Promise.all(rest))].flatMap((p) => p.data);
+}
+
+export const resources: Record<string, ResourceDef> = {
+  menus: {
+    area: 'menu',
+    params: [],
+    fields: ['id', 'name', 'description', 'tags'],
+    tree: false,
+    async load(sources, principal) {
+      const menus = await sources.menus.listMenus(principal);
+      return menus.map((m) => ({ id: m.id, name: m.name, description: m.description, tags: m.tags.join(', ') }));
+    },
+  },
+  groups: {
+    area: 'menu',
+    params: ['menuId'],
+    fields: ['id', 'name', 'description', 'path', 'depth', 'tags'],
+    tree: true,
+    async load(sources, principal, { menuId }) {
+      const groups = await sources.menus.groups(principal, { menus: [menuId!] });
+      // An empty answer is either an empty menu or no menu at all: only then ask which.
+      if (groups.length === 0) {
+        const menus = await sources.menus.listMenus(principal);
+        if (!menus.some((m) => m.id.toLowerCase() === menuId!.toLowerCase())) throw new AppError('not_found', 'Menu not found');
+      }
+      return flattenGroups(groups, null, '', []);
+    },
+  },
+  items: {
+    area: 'menu',
+    params: ['groupId'],
+    fields: ['id', 'name', 'description', 'path', 'price', 'calories', 'inStock', 'tags'],
+    tree: true,
+    async load(sources, principal, { groupId }) {
+      const [group] = await sources.menus.groups(principal, { groups: [groupId!] });
+      if (!group) throw new AppError('not_found', 'Group not found');
+      return flattenItems(group.items, null, '', []);
+    },
+  },
+  devices: {
+    area: 'device',
+    params: [],
+    fields: ['id', 'name', 'timezone', 'status', 'is_online', 'screen_resolution', 'connection_type', 'last_heartbeat_at'],
+    tree: false,
+    async load(sources, principal) {
+      const devices = await allDevices(sources.devices, principal);
+      return devices.map((d) => ({
+        id: d.id.toLowerCase(),
+        name: d.name,
+        timezone: d.timezone,
+        status: d.is_online ? 'online' : 'offline',
+        is_online: d.is_online,
+        screen_resolution: d.screen_resolution,
+        connection_type: d.connection_type,
+        last_heartbeat_at: d.last_heartbeat_at,
+      }));
+    },
+  },
+};

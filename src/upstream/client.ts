@@ -1,0 +1,211 @@
+import pRetry, { AbortError } from 'p-retry';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { AppError } from '../errors.js';
+import type { Clock } from '../time/timestamps.js';
+
+export interface UpstreamClientOptions {
+  /** Base URL without a trailing slash. */
+  baseUrl: string;
+  /** Which area, for logs and the auth header: `device` → Bearer, `menu` → X-API-Key. */
+  area: 'device' | 'menu';
+  timeoutMs: number;
+  retries: number;
+  logger: Logger;
+  clock: Clock;
+  /** Injected for tests; defaults to the global fetch. */
+  fetch?: typeof fetch;
+  /** Base of the exponential backoff between attempts (default 100 ms). */
+  backoffMs?: number;
+}
+
+export interface UpstreamRequest<T> {
+  path: string;
+  query?: Record<string, string | undefined>;
+  key: string;
+  requestId: string;
+  schema: z.ZodType<T, unknown>;
+}
+
+export interface UpstreamResponse<T> {
+  data: T;
+  bytes: number;
+}
+
+const maxBodyBytes = 32 * 1024 * 1024;
+
+/** A failed attempt that may be retried, with the upstream's Retry-After if it sent one. */
+class RetryableError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'timeout' | 'unavailable',
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The one HTTP client for upstream calls. Contract:
+ * - each attempt has its own timeout (`timeoutMs`); `retries` more attempts follow network
+ *   errors, timeouts, 5xx and 429 only, with exponential backoff, waiting at least the
+ *   upstream's `Retry-After` (a Retry-After longer than the timeout is not waited for);
+ * - every attempt carries the same `X-Request-Id`; the key is sent as the area's header;
+ * - 401/403/404 (and 400) are relayed as AppErrors with the upstream's `message`;
+ * - a 2xx body that is not JSON or does not match `schema` is 502 `Upstream unavailable`
+ *   (logged with what did not match); exhausted retries are 502, or 504 when the last
+ *   attempt timed out.
+ */
+export class UpstreamClient {
+  private lastAnswerAt = -Infinity;
+
+  constructor(private readonly options: UpstreamClientOptions) {}
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  /** Milliseconds since the upstream last answered anything (even an error status). */
+  sinceLastAnswer(): number {
+    return this.options.clock.now() - this.lastAnswerAt;
+  }
+
+  /** Whether the upstream answers at all (any HTTP status) within one timeout. */
+  async probe(path: string): Promise<boolean> {
+    try {
+      const doFetch = this.options.fetch ?? fetch;
+      const response = await doFetch(`${this.options.baseUrl}${path}`, {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      await response.arrayBuffer();
+      this.lastAnswerAt = this.options.clock.now();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async get<T>(request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
+    const url = this.url(request.path, request.query);
+    const { retries, backoffMs = 100, logger } = this.options;
+    try {
+      return await pRetry(() => this.attempt(url, request), {
+        retries,
+        minTimeout: backoffMs,
+        factor: 2,
+        randomize: true,
+        onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+          logger.warn(
+            { area: this.options.area, path: request.path, attempt: attemptNumber, retriesLeft, error: error.message, requestId: request.requestId },
+            'upstream attempt failed',
+          );
+          const wait = error instanceof RetryableError ? error.retryAfterMs : undefined;
+          if (wait !== undefined && retriesLeft > 0) await sleep(wait);
+        },
+      });
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (err instanceof RetryableError && err.kind === 'timeout') throw new AppError('upstream_timeout', 'Upstream timeout');
+      throw new AppError('upstream_unavailable', 'Upstream unavailable');
+    }
+  }
+
+  /** One attempt: AppError (final) or RetryableError (worth another try). */
+  private async attempt<T>(url: string, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'x-request-id': request.requestId,
+      'user-agent': 'signage-connector',
+    };
+    if (this.options.area === 'device') headers.authorization = `Bearer ${request.key}`;
+    else headers['x-api-key'] = request.key;
+    const doFetch = this.options.fetch ?? fetch;
+    let response: Response;
+    let text: string;
+    try {
+      response = await doFetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(this.options.timeoutMs) });
+      text = await readLimited(response);
+    } catch (err) {
+      const name = (err as Error).name;
+      if (name === 'TimeoutError' || name === 'AbortError') throw new RetryableError('timed out', 'timeout');
+      throw new RetryableError(`network error: ${(err as Error).message}`, 'unavailable');
+    }
+    this.lastAnswerAt = this.options.clock.now();
+    if (response.status === 429 || response.status >= 500) {
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.options.clock.now());
+      if (retryAfterMs !== undefined && retryAfterMs > this.options.timeoutMs) {
+        throw new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable', undefined, {
+          'Retry-After': String(Math.ceil(retryAfterMs / 1000)),
+        }));
+      }
+      throw new RetryableError(`status ${response.status}`, 'unavailable', retryAfterMs);
+    }
+    if (response.status < 200 || response.status >= 300) throw new AbortError(this.relayed(response.status, text));
+    return { data: this.validate(text, request), bytes: text.length };
+  }
+
+  private relayed(status: number, text: string): AppError {
+    const message = upstreamMessage(text);
+    if (status === 401) return new AppError('invalid_key', message ?? 'Invalid API key');
+    if (status === 403) return new AppError('invalid_scopes', message ?? 'Invalid scopes');
+    if (status === 404) return new AppError('not_found', message ?? 'Not found');
+    if (status === 400) return new AppError('validation', message ?? 'Invalid request');
+    this.options.logger.warn({ area: this.options.area, status }, 'unexpected upstream status');
+    return new AppError('upstream_unavailable', 'Upstream unavailable');
+  }
+
+  private validate<T>(text: string, request: UpstreamRequest<T>): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      this.options.logger.warn({ area: this.options.area, path: request.path, requestId: request.requestId }, 'upstream body is not JSON');
+      throw new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable'));
+    }
+    const parsed = request.schema.safeParse(json);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`);
+      this.options.logger.warn({ area: this.options.area, path: request.path, issues, requestId: request.requestId }, 'upstream body does not match the interface');
+      throw new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable'));
+    }
+    return parsed.data;
+  }
+
+  private url(path: string, query: Record<string, string | undefined> = {}): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, value);
+    const search = params.toString();
+    return `${this.options.baseUrl}${path}${search ? `?${search}` : ''}`;
+  }
+}
+
+/** The upstream's `{"message": …}`, if its error body has one. */
+function upstreamMessage(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as { message?: unknown };
+    return typeof body.message === 'string' && body.message.length <= 500 ? body.message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in milliseconds. */
+export function parseRetryAfter(header: string | null, nowMs: number): number | undefined {
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+async function readLimited(response: Response): Promise<string> {
+  const length = Number(response.headers.get('content-length') ?? 0);
+  if (length > maxBodyBytes) throw new Error('response too large');
+  const text = await response.text();
+  if (text.length > maxBodyBytes) throw new Error('response too large');
+  return text;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,53 @@
+import { LRUCache } from 'lru-cache';
+import { AppError } from '../errors.js';
+import { hashKey } from '../auth/keys.js';
+import type { KeyVerifier } from '../auth/embedded-keys.js';
+import type { Clock } from '../time/timestamps.js';
+
+/**
+ * Keys an upstream rejected with 401, remembered by hash for `ttlMs` (CONTRACT 2), so a bad
+ * key is answered locally instead of being re-sent upstream.
+ */
+export class KeyVerdicts {
+  private readonly rejected = new LRUCache<string, { until: number; message: string }>({ max: 100_000 });
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
+
+  reject(keyHash: string, message: string): void {
+    if (this.ttlMs > 0) this.rejected.set(keyHash, { until: this.clock.now() + this.ttlMs, message });
+  }
+
+  /** The upstream's message if the key was rejected within the TTL. */
+  rejection(keyHash: string): string | undefined {
+    const verdict = this.rejected.get(keyHash);
+    if (!verdict) return undefined;
+    if (verdict.until <= this.clock.now()) {
+      this.rejected.delete(keyHash);
+      return undefined;
+    }
+    return verdict.message;
+  }
+
+  /** Runs an upstream call, remembering a 401 for the key. */
+  async watch<T>(keyHash: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'invalid_key') this.reject(keyHash, err.message);
+      throw err;
+    }
+  }
+}
+
+/** Upstream mode: the upstream decides; locally only the remembered rejections apply. */
+export function upstreamKeyVerifier(verdicts: KeyVerdicts): KeyVerifier {
+  return async (key) => {
+    const keyHash = hashKey(key);
+    const rejected = verdicts.rejection(keyHash);
+    if (rejected !== undefined) throw new AppError('invalid_key', rejected);
+    return { keyHash, key, scopes: null, keyId: null, keyName: null, userId: null, accountId: null, accountName: null };
+  };
+}

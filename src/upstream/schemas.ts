@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { formatMicros, parseIso } from '../time/timestamps.js';
+import { toGroup } from '../dataset/import.js';
+import type { GroupInput, ItemInput } from '../dataset/schema.js';
+import type { Device, Group, Menu } from '../sources/types.js';
+
+/**
+ * What the connector accepts from an upstream that implements seed-interface.md. Strict
+ * where the seed is explicit (device fields and types), tolerant where it says "not shown"
+ * (menu records, the `/v1/menus` envelope). Timestamps are normalised to six fractional
+ * digits, keeping microseconds; device ids are kept lower case internally; `metadata`
+ * totals are recomputed so they always equal their arrays.
+ */
+
+const timestamp = z.string().transform((value, ctx) => {
+  const micros = parseIso(value);
+  if (micros === null) {
+    ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 timestamp' });
+    return z.NEVER;
+  }
+  return formatMicros(micros);
+});
+
+export const deviceSchema: z.ZodType<Device, unknown> = z
+  .object({
+    id: z.string().min(1).transform((id) => id.toLowerCase()),
+    name: z.string(),
+    timezone: z.string(),
+    screen_resolution: z.string(),
+    screen_orientation: z.string(),
+    registered_at: timestamp,
+    published_at: timestamp.nullable(),
+    last_heartbeat_at: timestamp.nullable(),
+    is_online: z.boolean(),
+    offline_startup: z.boolean(),
+    offline_startup_delay_minutes: z.number().int(),
+    open_dev_tools: z.boolean(),
+    display_connected: z.boolean(),
+    connection_type: z.string(),
+    wifi_ssid: z.string().nullable(),
+    wifi_signal_strength: z.number().int().nullable(),
+    updated_at: timestamp,
+    created_at: timestamp,
+  })
+  .transform((d) => ({ ...d })) as z.ZodType<Device, unknown>;
+
+export const devicePageSchema = z.object({
+  total: z.number().int().min(0),
+  data: z.array(deviceSchema),
+});
+
+const itemSchema: z.ZodType<ItemInput, unknown> = z.lazy(() =>
+  z.object({
+    id: z.string().min(1),
+    name: z.string(),
+    description: z.string().nullable().default(null),
+    price: z.number().nullable().default(null),
+    calories: z.number().nullable().default(null),
+    tags: z.array(z.string()).default([]),
+    inStock: z.boolean(),
+    items: z.array(itemSchema).default([]),
+  }),
+) as unknown as z.ZodType<ItemInput, unknown>;
+
+const groupSchema: z.ZodType<GroupInput, unknown> = z.lazy(() =>
+  z.object({
+    id: z.string().min(1),
+    name: z.string(),
+    description: z.string().nullable().default(null),
+    tags: z.array(z.string()).default([]),
+    groups: z.array(groupSchema).default([]),
+    items: z.array(itemSchema).default([]),
+  }),
+) as unknown as z.ZodType<GroupInput, unknown>;
+
+export const groupsEnvelopeSchema: z.ZodType<Group[], unknown> = z
+  .object({ groups: z.array(groupSchema) })
+  .transform((body) => body.groups.map(toGroup));
+
+const menuRecord = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  description: z.string().nullable().default(null),
+  tags: z.array(z.string()).default([]),
+  metadata: z.object({ groups: z.object({ total: z.number().int().min(0) }) }).optional(),
+});
+
+export type UpstreamMenu = Omit<Menu, 'metadata'> & { metadata?: Menu['metadata'] };
+
+/** `/v1/menus` answers an array, or an object holding one (`menus`, `data` or `items`). */
+export const menusSchema: z.ZodType<UpstreamMenu[], unknown> = z.union([
+  z.array(menuRecord),
+  z.object({ menus: z.array(menuRecord) }).transform((b) => b.menus),
+  z.object({ data: z.array(menuRecord) }).transform((b) => b.data),
+  z.object({ items: z.array(menuRecord) }).transform((b) => b.items),
+]);
