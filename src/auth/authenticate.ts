@@ -56,7 +56,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
     let principal: Principal;
     try {
       if (!isWellFormedKey(key)) throw new AppError('invalid_key', 'Invalid API key');
-      principal = await options.verify(key);
+      principal = { ...(await options.verify(key)), requestId: req.id };
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_key') {
         options.attempts.recordFailure(client);
