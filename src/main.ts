@@ -7,6 +7,7 @@ import { bootstrapCatalog } from './dataset/bootstrap.js';
 import { DatasetError } from './dataset/import.js';
 import { describeDatasetError } from './dataset/report.js';
 import { buildServices } from './services.js';
+import { ManifestError } from './manifest/load.js';
 import { createApp } from './app.js';
 import { demoBanner } from './demo/banner.js';
 import { systemClock } from './time/timestamps.js';
@@ -76,6 +77,7 @@ export async function main(): Promise<Server> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`Failed to start: ${(err as Error).message}`);
+  // Start-up errors (a broken manifest, an unreadable database) are one line, no stack.
+  console.error(err instanceof ManifestError ? err.message : `Failed to start: ${(err as Error).message}`);
   process.exit(1);
 });

@@ -1,0 +1,111 @@
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildTestApp, type ManualClock, type TestApp } from './app.js';
+
+export interface RecordedCall {
+  method: string;
+  path: string;
+  query: Record<string, unknown>;
+  authorization?: string;
+  apiKey?: string;
+  requestId?: string;
+  at: number;
+}
+
+/** What the next matching call gets instead of the real answer. */
+export interface Fault {
+  /** Only calls whose path starts with this are affected (default: all). */
+  pathPrefix?: string;
+  status?: number;
+  /** A JSON body (or a raw string) to send with `status`. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Wait before answering (the real answer, or the fault's). */
+  delayMs?: number;
+  /** Never answer. */
+  hang?: boolean;
+}
+
+/**
+ * A real HTTP upstream on 127.0.0.1:0 that implements seed-interface.md — it is the
+ * connector's own embedded mode on its own in-memory database — and records every call.
+ * Faults are queued (`failNext`) or permanent (`failAlways`) and injected before routing.
+ */
+export class FakeUpstream {
+  readonly calls: RecordedCall[] = [];
+  private readonly queued: Fault[] = [];
+  private permanent: Fault | null = null;
+  private server!: Server;
+  readonly inner: TestApp;
+  baseUrl = '';
+  /** Added to every answer, e.g. to make a cold burst observable. */
+  latencyMs = 0;
+
+  constructor(dataset: unknown, clock?: ManualClock) {
+    this.inner = buildTestApp({ dataset, clock });
+  }
+
+  async start(): Promise<this> {
+    const app = express();
+    app.use(async (req, res, next) => {
+      this.calls.push({
+        method: req.method,
+        path: req.path,
+        query: { ...req.query },
+        authorization: req.headers.authorization,
+        apiKey: req.headers['x-api-key'] as string | undefined,
+        requestId: req.headers['x-request-id'] as string | undefined,
+        at: Date.now(),
+      });
+      const fault = this.takeFault(req.path);
+      const delay = (fault?.delayMs ?? 0) + this.latencyMs;
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      if (fault?.hang) return; // the socket stays open until the client gives up
+      if (fault?.status !== undefined) {
+        res.status(fault.status).set(fault.headers ?? {});
+        if (typeof fault.body === 'string') res.type('application/json').send(fault.body);
+        else res.json(fault.body ?? { message: `fault ${fault.status}` });
+        return;
+      }
+      next();
+    });
+    app.use(this.inner.app);
+    this.server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => this.server.once('listening', () => resolve()));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  failNext(...faults: Fault[]): void {
+    this.queued.push(...faults);
+  }
+
+  failAlways(fault: Fault | null): void {
+    this.permanent = fault;
+  }
+
+  callsTo(pathPrefix: string): RecordedCall[] {
+    return this.calls.filter((c) => c.path.startsWith(pathPrefix));
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.queued.length = 0;
+    this.permanent = null;
+    this.latencyMs = 0;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.inner.close();
+  }
+
+  private takeFault(path: string): Fault | null {
+    const index = this.queued.findIndex((f) => !f.pathPrefix || path.startsWith(f.pathPrefix));
+    if (index >= 0) return this.queued.splice(index, 1)[0]!;
+    if (this.permanent && (!this.permanent.pathPrefix || path.startsWith(this.permanent.pathPrefix))) return this.permanent;
+    return null;
+  }
+}
