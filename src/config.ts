@@ -4,7 +4,9 @@ import { z } from 'zod';
  * The only reader of `process.env` (CONTRACT section 1). Every variable is parsed once at
  * start; an invalid value stops the process with one line naming the variable.
  */
-const boolFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const boolFlag = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
 
 function intIn(min: number, max: number) {
   return z
@@ -46,7 +48,11 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE_MS: retrySchedule.default([5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000]),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: boolFlag.default(false),
   CONNECTOR_SECRET: secret.optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
   PUBLIC_URL: baseUrl.optional(),
 });
 
@@ -66,7 +72,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const shown = relevant[name] === undefined || name === 'CONNECTOR_SECRET' ? '' : ` (got "${relevant[name]}")`;
+    // JSON-quoted so a value with a newline cannot break the promised single line.
+    const shown = relevant[name] === undefined || name === 'CONNECTOR_SECRET' ? '' : ` (got ${JSON.stringify(relevant[name])})`;
     throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
   }
   return parsed.data;

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { Db } from '../db/database.js';
@@ -45,7 +46,13 @@ export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 function zodIssues(error: z.ZodError): DatasetIssue[] {
-  return error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
+  return error.issues.flatMap((issue) =>
+    // zod reports unknown fields at the enclosing object; name each field's own path instead
+    // (`menus[0].groups[0].items[0].in_stock`), so the path points at the typo.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: jsonPath([...issue.path, key]), message: `unknown field "${key}"` }))
+      : [{ path: jsonPath(issue.path), message: issue.message }],
+  );
 }
 
 /** Parses and validates a dataset document; throws DatasetError with JSON paths. */
@@ -78,13 +85,32 @@ export function readDatasetFile(file: string): unknown {
  */
 export function importDataset(db: Db, document: unknown, options: ImportOptions): ImportSummary {
   const dataset = parseDataset(document);
-  const issues = checkReferences(db, dataset, Boolean(options.prune));
+  const issues = [...checkTimestamps(dataset, options.nowMs), ...checkReferences(db, dataset, Boolean(options.prune))];
   if (issues.length > 0) throw new DatasetError(`Invalid dataset: ${issues.length} problem(s)`, issues);
   return db.transaction(() => {
     const pruned = options.prune ? pruneMissing(db, dataset) : emptyCounts();
     writeDataset(db, dataset, options.nowMs);
     return { upserted: countsOf(dataset), pruned };
   }).immediate();
+}
+
+/**
+ * The schema validates relative timestamps against the epoch; one far in the future
+ * (`now+90000d`) can still fall out of range at the real import time, and used to be written
+ * as 1970. Checked here, before the transaction, so the error carries its path.
+ */
+function checkTimestamps(dataset: Dataset, nowMs: number): DatasetIssue[] {
+  const issues: DatasetIssue[] = [];
+  const fields = ['registered_at', 'published_at', 'last_heartbeat_at', 'updated_at', 'created_at'] as const;
+  dataset.devices.forEach((device, i) => {
+    for (const field of fields) {
+      const value = device[field];
+      if (value !== null && parseTimestamp(value, nowMs) === null) {
+        issues.push({ path: `devices[${i}].${field}`, message: 'is out of the supported time range' });
+      }
+    }
+  });
+  return issues;
 }
 
 function emptyCounts(): EntityCounts {
@@ -105,13 +131,13 @@ function pruneMissing(db: Db, dataset: Dataset): EntityCounts {
   const prune = (table: string, ids: string[]): number =>
     db.prepare(`DELETE FROM ${table} WHERE id NOT IN (SELECT value FROM json_each(?))`).run(JSON.stringify(ids)).changes;
   // Children first, so each count is what that table lost on its own account.
-  return {
-    api_keys: prune('api_keys', dataset.api_keys.map((k) => k.id)),
-    devices: prune('devices', dataset.devices.map((d) => d.id.toLowerCase())),
-    menus: prune('menus', dataset.menus.map((m) => m.id)),
-    users: prune('users', dataset.users.map((u) => u.id)),
-    accounts: prune('accounts', dataset.accounts.map((a) => a.id)),
-  };
+  const api_keys = prune('api_keys', dataset.api_keys.map((k) => k.id));
+  const devices = prune('devices', dataset.devices.map((d) => d.id.toLowerCase()));
+  const menus = prune('menus', dataset.menus.map((m) => m.id));
+  const users = prune('users', dataset.users.map((u) => u.id));
+  const accounts = prune('accounts', dataset.accounts.map((a) => a.id));
+  // Returned in the same key order as `upserted`, so the CLI prints both lines alike.
+  return { accounts, users, api_keys, devices, menus };
 }
 
 function writeDataset(db: Db, dataset: Dataset, nowMs: number): void {
@@ -128,6 +154,11 @@ function writeDataset(db: Db, dataset: Dataset, nowMs: number): void {
       key_sha256 = excluded.key_sha256, scopes = excluded.scopes`);
   for (const account of dataset.accounts) upsertAccount.run(account);
   for (const user of dataset.users) upsertUser.run(user);
+  // Park the hashes of the keys this file rewrites first: checkReferences lets keys in the file
+  // swap or hand over hashes, which the UNIQUE(key_sha256) constraint used to reject half-way.
+  db.prepare(`UPDATE api_keys SET key_sha256 = 'moving:' || id WHERE id IN (SELECT value FROM json_each(?))`).run(
+    JSON.stringify(dataset.api_keys.map((k) => k.id)),
+  );
   for (const key of dataset.api_keys) {
     upsertKey.run({
       id: key.id,
@@ -139,7 +170,7 @@ function writeDataset(db: Db, dataset: Dataset, nowMs: number): void {
     });
   }
   writeDevices(db, dataset.devices, ts, tsOrNull);
-  writeMenus(db, dataset.menus, nowMs);
+  writeMenus(db, dataset.menus);
 }
 
 function writeDevices(
@@ -190,24 +221,29 @@ function writeDevices(
   }
 }
 
-function writeMenus(db: Db, menus: Dataset['menus'], nowMs: number): void {
+/**
+ * A menu keeps its place in the source order when it is updated; new menus go after the
+ * existing ones, in file order. Every write gets a fresh random revision, so the parsed-tree
+ * memo of the menu source never mistakes a re-created menu for the one it replaced.
+ */
+function writeMenus(db: Db, menus: Dataset['menus']): void {
   const upsert = db.prepare(`INSERT INTO menus (id, account_id, position, name, description, tags, groups_json, revision)
-    VALUES (@id, @account_id, @position, @name, @description, @tags, @groups_json, @revision)
-    ON CONFLICT(id) DO UPDATE SET account_id = excluded.account_id, position = excluded.position,
+    VALUES (@id, @account_id, (SELECT coalesce(max(position), -1) + 1 FROM menus), @name, @description, @tags,
+      @groups_json, @revision)
+    ON CONFLICT(id) DO UPDATE SET account_id = excluded.account_id,
       name = excluded.name, description = excluded.description, tags = excluded.tags,
-      groups_json = excluded.groups_json, revision = menus.revision + 1`);
-  menus.forEach((menu, position) => {
+      groups_json = excluded.groups_json, revision = excluded.revision`);
+  for (const menu of menus) {
     upsert.run({
       id: menu.id,
       account_id: menu.account_id,
-      position,
       name: menu.name,
       description: menu.description,
       tags: JSON.stringify(menu.tags),
       groups_json: JSON.stringify(menu.groups.map(toGroup)),
-      revision: nowMs,
+      revision: randomInt(1, 2 ** 47),
     });
-  });
+  }
 }
 
 /** Input group → seed 2.2 shape with derived `metadata` totals, fields in the seed's order. */

@@ -25,7 +25,8 @@ export function requestLog(logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', id);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : req.path;
+      // Unmatched paths are not logged verbatim: a key pasted into a URL must not reach the log.
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : '(unmatched)';
       logger.info(
         { method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id },
         'request',

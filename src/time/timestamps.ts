@@ -24,20 +24,45 @@ export function parseIso(text: string): Micros | null {
   const m = isoPattern.exec(text);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac = '', zone] = m;
-  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-  const date = new Date(ms);
-  // Reject dates that Date.UTC silently rolls over (2025-02-30, 25:00).
-  if (date.getUTCDate() !== Number(d) || date.getUTCHours() !== Number(h) || Number(s) > 59) return null;
+  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0-99 to 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi), Number(s), 0);
+  const ms = date.getTime();
+  // Reject fields that Date silently rolls over (2025-02-30, 25:00, month 13 or 00, 09:60).
+  if (
+    date.getUTCFullYear() !== Number(y) ||
+    date.getUTCMonth() !== Number(mo) - 1 ||
+    date.getUTCDate() !== Number(d) ||
+    date.getUTCHours() !== Number(h) ||
+    date.getUTCMinutes() !== Number(mi) ||
+    Number(s) > 59
+  ) {
+    return null;
+  }
+  const offset = zoneOffsetMicros(zone!);
+  if (offset === null) return null;
   const micros = Number(frac.padEnd(6, '0').slice(0, 6));
-  return ms * 1000 + micros - zoneOffsetMicros(zone!);
+  return inRange(ms * 1000 + micros - offset);
 }
 
-function zoneOffsetMicros(zone: string): number {
+/** The zone's offset from UTC; null for an impossible one (+25:00, +02:99). */
+function zoneOffsetMicros(zone: string): number | null {
   if (zone.toUpperCase() === 'Z') return 0;
   const sign = zone.startsWith('-') ? -1 : 1;
   const digits = zone.slice(1).replace(':', '');
-  const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0');
-  return sign * minutes * 60e6;
+  const hours = Number(digits.slice(0, 2));
+  const mins = Number(digits.slice(2) || '0');
+  if (hours > 23 || mins > 59) return null;
+  return sign * (hours * 60 + mins) * 60e6;
+}
+
+/**
+ * Microseconds are exact only as safe integers (about 1685-2255); outside that range a value
+ * would be silently rounded (and far outside it formatMicros throws), so it is rejected.
+ */
+function inRange(micros: number): Micros | null {
+  return Number.isSafeInteger(micros) ? micros : null;
 }
 
 /** Parses `now`, `now-90s`, `now+2h` … relative to `nowMs`, or an absolute timestamp. */
@@ -46,7 +71,9 @@ export function parseTimestamp(text: string, nowMs: number): Micros | null {
   if (rel) {
     const [, sign, amount, unit] = rel;
     const offset = sign ? Number(amount) * unitMicros[unit!]! * (sign === '-' ? -1 : 1) : 0;
-    return nowMs * 1000 + offset;
+    // Bounded like absolute ones: `now+999999999d` used to pass validation and then throw a
+    // RangeError in formatMicros halfway through an import.
+    return inRange(nowMs * 1000 + offset);
   }
   return parseIso(text);
 }

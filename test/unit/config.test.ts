@@ -1,0 +1,191 @@
+import { describe, expect, test } from '@jest/globals';
+import { ConfigError, decodeSecret, loadConfig } from '../../src/config.js';
+
+/** Runs loadConfig and returns the ConfigError it throws (fails the test if it does not). */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`loadConfig(${JSON.stringify(env)}) did not throw`);
+}
+
+const hexSecret = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
+describe('defaults (CONTRACT 1)', () => {
+  test('an empty environment gives exactly the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      PORT: 3000,
+      HOST: '0.0.0.0',
+      DATABASE_PATH: 'data/connector.db',
+      UPSTREAM_TIMEOUT_MS: 5000,
+      UPSTREAM_RETRIES: 2,
+      OPTIONS_CACHE_TTL_MS: 30000,
+      DEVICE_CACHE_TTL_MS: 10000,
+      HEARTBEAT_TIMEOUT_MS: 300000,
+      POLL_INTERVAL_MS: 30000,
+      WEBHOOK_TIMEOUT_MS: 10000,
+      WEBHOOK_RETRY_SCHEDULE_MS: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: false,
+      LOG_LEVEL: 'info',
+    });
+  });
+
+  test('optional variables are unset by default', () => {
+    const config = loadConfig({});
+    for (const name of ['DATASET', 'DEVICE_API_URL', 'MENU_API_URL', 'CONNECTOR_SECRET', 'PUBLIC_URL'] as const) {
+      expect(config[name]).toBeUndefined();
+    }
+  });
+
+  test('unrelated variables are ignored', () => {
+    expect(loadConfig({ PATH: '/usr/bin', HOME: '/root', NODE_ENV: 'test' }).PORT).toBe(3000);
+  });
+});
+
+describe('valid values', () => {
+  test('every variable is parsed to its type', () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_PATH: '/tmp/x.db',
+      DATASET: 'data.json',
+      DEVICE_API_URL: 'https://devices.example.com',
+      MENU_API_URL: 'http://menus.example.com:8080/api',
+      UPSTREAM_TIMEOUT_MS: '1500',
+      UPSTREAM_RETRIES: '0',
+      OPTIONS_CACHE_TTL_MS: '0',
+      DEVICE_CACHE_TTL_MS: '250',
+      HEARTBEAT_TIMEOUT_MS: '60000',
+      POLL_INTERVAL_MS: '200',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_SCHEDULE_MS: '10,20,30',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      CONNECTOR_SECRET: hexSecret,
+      LOG_LEVEL: 'debug',
+      PUBLIC_URL: 'https://connector.example.com',
+    });
+    expect(config).toMatchObject({
+      PORT: 0,
+      HOST: '127.0.0.1',
+      DATABASE_PATH: '/tmp/x.db',
+      DATASET: 'data.json',
+      DEVICE_API_URL: 'https://devices.example.com',
+      MENU_API_URL: 'http://menus.example.com:8080/api',
+      UPSTREAM_TIMEOUT_MS: 1500,
+      UPSTREAM_RETRIES: 0,
+      OPTIONS_CACHE_TTL_MS: 0,
+      DEVICE_CACHE_TTL_MS: 250,
+      HEARTBEAT_TIMEOUT_MS: 60000,
+      POLL_INTERVAL_MS: 200,
+      WEBHOOK_TIMEOUT_MS: 2000,
+      WEBHOOK_RETRY_SCHEDULE_MS: [10, 20, 30],
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: true,
+      CONNECTOR_SECRET: hexSecret,
+      LOG_LEVEL: 'debug',
+      PUBLIC_URL: 'https://connector.example.com',
+    });
+  });
+
+  test('PORT bounds 0 and 65535 are accepted', () => {
+    expect(loadConfig({ PORT: '0' }).PORT).toBe(0);
+    expect(loadConfig({ PORT: '65535' }).PORT).toBe(65535);
+  });
+
+  test.each([
+    ['true', true],
+    ['false', false],
+    ['1', true],
+    ['0', false],
+  ])('WEBHOOK_ALLOW_PRIVATE_TARGETS=%s', (value, expected) => {
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: value }).WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(expected);
+  });
+
+  test.each(['DEVICE_API_URL', 'MENU_API_URL', 'PUBLIC_URL'] as const)('a trailing slash is stripped from %s', (name) => {
+    expect(loadConfig({ [name]: 'https://up.example.com/' })[name]).toBe('https://up.example.com');
+    expect(loadConfig({ [name]: 'https://up.example.com/api//' })[name]).toBe('https://up.example.com/api');
+    expect(loadConfig({ [name]: 'http://localhost:4000' })[name]).toBe('http://localhost:4000');
+  });
+
+  test('an empty string means unset', () => {
+    const env: Record<string, string> = {};
+    for (const name of [
+      'PORT', 'HOST', 'DATABASE_PATH', 'DATASET', 'DEVICE_API_URL', 'MENU_API_URL', 'UPSTREAM_TIMEOUT_MS',
+      'UPSTREAM_RETRIES', 'OPTIONS_CACHE_TTL_MS', 'DEVICE_CACHE_TTL_MS', 'HEARTBEAT_TIMEOUT_MS', 'POLL_INTERVAL_MS',
+      'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'CONNECTOR_SECRET',
+      'LOG_LEVEL', 'PUBLIC_URL',
+    ]) {
+      env[name] = '';
+    }
+    expect(loadConfig(env)).toEqual(loadConfig({}));
+  });
+
+  test('CONNECTOR_SECRET is accepted as hex or base64 of 32+ bytes', () => {
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+    const base64url = Buffer.alloc(48, 250).toString('base64url');
+    expect(loadConfig({ CONNECTOR_SECRET: base64 }).CONNECTOR_SECRET).toBe(base64);
+    expect(loadConfig({ CONNECTOR_SECRET: base64url }).CONNECTOR_SECRET).toBe(base64url);
+    expect(decodeSecret(hexSecret)).toEqual(Buffer.from(hexSecret, 'hex'));
+    expect(decodeSecret(base64)).toEqual(Buffer.alloc(32, 7));
+    expect(decodeSecret('abcd')).toBeNull();
+    expect(decodeSecret('not a secret at all, has spaces!!')).toBeNull();
+    expect(decodeSecret(Buffer.alloc(31, 1).toString('hex'))).toBeNull();
+  });
+});
+
+describe('invalid values stop with one line naming the variable', () => {
+  test.each([
+    ['PORT', 'abc', /PORT must be an integer from 0 to 65535/],
+    ['PORT', '70000', /PORT must be an integer from 0 to 65535/],
+    ['PORT', '-1', /PORT/],
+    ['PORT', '3.5', /PORT/],
+    ['PORT', '80\n', /PORT/],
+    ['POLL_INTERVAL_MS', '100', /POLL_INTERVAL_MS must be an integer from 200 to/],
+    ['POLL_INTERVAL_MS', '199', /POLL_INTERVAL_MS/],
+    ['UPSTREAM_TIMEOUT_MS', '0', /UPSTREAM_TIMEOUT_MS/],
+    ['UPSTREAM_RETRIES', 'two', /UPSTREAM_RETRIES/],
+    ['HEARTBEAT_TIMEOUT_MS', '5m', /HEARTBEAT_TIMEOUT_MS/],
+    ['DEVICE_API_URL', 'not-a-url', /DEVICE_API_URL must be an absolute http\(s\) URL/],
+    ['DEVICE_API_URL', 'ftp://files.example.com', /DEVICE_API_URL/],
+    ['MENU_API_URL', 'menus.example.com', /MENU_API_URL/],
+    ['PUBLIC_URL', '/relative/path', /PUBLIC_URL/],
+    ['WEBHOOK_RETRY_SCHEDULE_MS', '5s', /WEBHOOK_RETRY_SCHEDULE_MS must be a comma-separated list/],
+    ['WEBHOOK_RETRY_SCHEDULE_MS', '5000,,6000', /WEBHOOK_RETRY_SCHEDULE_MS/],
+    ['WEBHOOK_RETRY_SCHEDULE_MS', '5000, 6000', /WEBHOOK_RETRY_SCHEDULE_MS/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of .*info/],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe', /WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false/],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes', /WEBHOOK_ALLOW_PRIVATE_TARGETS/],
+  ])('%s=%j', (name, value, pattern) => {
+    const err = configError({ [name]: value });
+    expect(err.message).toMatch(pattern);
+    expect(err.message).toMatch(new RegExp(`^Invalid configuration: ${name} `));
+    expect(err.message).not.toContain('\n');
+    // The offending value is shown, quoted, so the operator sees what was read.
+    expect(err.message).toContain(JSON.stringify(value));
+  });
+
+  test.each([
+    ['too short hex', 'abcdef0123456789'],
+    ['31 bytes of hex', Buffer.alloc(31, 0xab).toString('hex')],
+    ['too short base64', Buffer.from('sixteen byte key').toString('base64')],
+    ['neither hex nor base64', 'this is not hex or base64 but it is long enough!'],
+  ])('CONNECTOR_SECRET %s: named, and the secret itself is not echoed', (_why, value) => {
+    const err = configError({ CONNECTOR_SECRET: value });
+    expect(err.message).toMatch(/^Invalid configuration: CONNECTOR_SECRET must be at least 32 bytes/);
+    expect(err.message).not.toContain('\n');
+    expect(err.message).not.toContain(value);
+    expect(err.message).not.toContain(value.slice(0, 8));
+  });
+
+  test('the first invalid variable is reported, in one line', () => {
+    const err = configError({ PORT: 'abc', LOG_LEVEL: 'loud' });
+    expect(err.message.split('\n')).toHaveLength(1);
+    expect(err.message).toMatch(/PORT|LOG_LEVEL/);
+  });
+
+  test('a valid variable next to an invalid one does not hide the error', () => {
+    expect(configError({ PORT: '8080', POLL_INTERVAL_MS: '100' }).message).toMatch(/POLL_INTERVAL_MS/);
+  });
+});
