@@ -23,7 +23,11 @@ export const optionSourceSchema = z
     id: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
     title: z.string().min(1),
     description: z.string().optional(),
-    path: z.string().regex(/^\/v1(\/([A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9]*\}))+$/, 'must be a /v1/... path with {param} segments'),
+    // Ends in /options: option routes are mounted before the device and menu areas, so a
+    // source at e.g. /v1/menus or /v1/hooks/{groupId} would silently take over that endpoint.
+    path: z
+      .string()
+      .regex(/^\/v1(\/([A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9]*\}))*\/options$/, 'must be a /v1/.../options path with {param} segments'),
     resource: z.enum(Object.keys(resources) as [string, ...string[]]),
     scope,
     params: z.array(paramSchema).default([]),
@@ -75,8 +79,12 @@ export const manifestSchema = z
   .superRefine((manifest, ctx) => {
     const seen = new Map<string, number>();
     manifest.optionSources.forEach((source, i) => {
-      for (const key of [`id:${source.id}`, `path:${source.path}`]) {
-        if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['optionSources', i], message: `duplicate ${key.replace(':', ' ')}` });
+      // Paths are compared as Express matches them: case-insensitively and whatever the
+      // parameter names (`/v1/Menus/options` or `/v1/menus/{groupId}/groups/options` would be
+      // unreachable behind the shipped sources). The issue points at the duplicated field.
+      const route = source.path.toLowerCase().replace(/\{[^}]*\}/g, '{}');
+      for (const [field, key] of [['id', `id:${source.id}`], ['path', `path:${route}`]] as const) {
+        if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['optionSources', i, field], message: `duplicate ${field} ${field === 'id' ? source.id : source.path}` });
         seen.set(key, i);
       }
     });
