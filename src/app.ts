@@ -5,6 +5,8 @@ import { requestLog } from './http/request-log.js';
 import { deviceRoutes } from './http/devices.js';
 import { menuRoutes } from './http/menus.js';
 import { optionRoutes } from './http/options.js';
+import { triggerRoutes } from './http/triggers.js';
+import { hookRoutes } from './http/hooks.js';
 import { serviceRoutes } from './http/service.js';
 
 /** Builds the Express app from ready services. Never reads the environment, never listens. */
@@ -18,6 +20,8 @@ export function createApp(services: Services): Express {
   app.use(optionRoutes(services));
   app.use(deviceRoutes(services));
   app.use(menuRoutes(services));
+  app.use(triggerRoutes(services));
+  app.use(hookRoutes(services));
   app.use(notFoundRoute);
   app.use(errorMiddleware(services.logger));
   return app;

@@ -44,6 +44,7 @@ export async function main(): Promise<Server> {
   server.on('listening', () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ port, host: config.HOST }, 'listening');
+    services.start();
     const shown = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
     const banner = demoBanner(db, config.PUBLIC_URL ?? `http://${shown}:${port}`);
     if (banner) process.stdout.write(banner);

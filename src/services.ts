@@ -16,6 +16,13 @@ import { upstreamDeviceSource } from './sources/upstream-devices.js';
 import { upstreamMenuSource } from './sources/upstream-menus.js';
 import { UpstreamClient } from './upstream/client.js';
 import { KeyVerdicts, upstreamKeyVerifier } from './upstream/key-verdicts.js';
+import { SecretBox, connectorSecret } from './crypto/secret-box.js';
+import { EventLog } from './triggers/event-log.js';
+import { DeviceStatusPoller } from './triggers/poller.js';
+import { WatchStore } from './triggers/watches.js';
+import { HookStore } from './webhooks/hook-store.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
 
 /** Everything routes need, built once and handed to `createApp`. */
 export interface Services {
@@ -33,6 +40,13 @@ export interface Services {
   confirmKey(principal: Principal): Promise<void>;
   options: OptionsService;
   failedAttempts: FailedAttempts;
+  watches: WatchStore;
+  eventLog: EventLog;
+  poller: DeviceStatusPoller;
+  hooks: HookStore;
+  deliverer: WebhookDeliverer;
+  /** Starts background work: the device-status poller and the webhook deliverer. */
+  start(): void;
   /** Named checks for `/readyz`: `ok` or what is wrong. */
   readiness(): Promise<Record<string, string>>;
   /** Stops background work; the caller closes the database afterwards. */
@@ -48,6 +62,8 @@ export interface ServiceDeps {
   manifest?: Manifest;
   /** Injected HTTP client for upstream calls (tests); defaults to global fetch. */
   fetch?: typeof fetch;
+  /** Injected webhook sender; defaults to HTTP with the target guard. */
+  sendWebhook?: WebhookSender;
 }
 
 const recentAnswerMs = 60_000;
@@ -72,6 +88,29 @@ export function buildServices(deps: ServiceDeps): Services {
   const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache(config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
   const upstreamVerify = upstreamKeyVerifier(verdicts);
   const ping = db.prepare('SELECT 1').pluck();
+  const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
+  const watches = new WatchStore(db, box, clock);
+  const eventLog = new EventLog(db, clock);
+  const deliverer = new WebhookDeliverer({
+    db,
+    clock,
+    logger,
+    box,
+    send: deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, config.WEBHOOK_ALLOW_PRIVATE_TARGETS),
+    retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
+  const poller = new DeviceStatusPoller({
+    db,
+    clock,
+    logger,
+    devices: rawDevices,
+    watches,
+    log: eventLog,
+    heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
+    intervalMs: config.POLL_INTERVAL_MS,
+    onEvents: () => deliverer.wake(),
+  });
 
   return {
     config,
@@ -100,6 +139,15 @@ export function buildServices(deps: ServiceDeps): Services {
       { menu: cache(config.OPTIONS_CACHE_TTL_MS), device: cache(config.DEVICE_CACHE_TTL_MS) },
     ),
     failedAttempts: new FailedAttempts(clock),
+    watches,
+    eventLog,
+    poller,
+    hooks: new HookStore(db, box, clock),
+    deliverer,
+    start() {
+      poller.start();
+      deliverer.start();
+    },
     async readiness() {
       const checks: Record<string, string> = {};
       try {
@@ -114,6 +162,9 @@ export function buildServices(deps: ServiceDeps): Services {
       if (menuClient) checks.menu_upstream = await upstream(menuClient, '/v1/menus');
       return checks;
     },
-    async close() {},
+    async close() {
+      await poller.stop();
+      await deliverer.stop();
+    },
   };
 }

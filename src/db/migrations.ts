@@ -66,4 +66,77 @@ export const migrations: string[] = [
   );
   CREATE INDEX menus_account ON menus(account_id, position, id);
   `,
+  `
+  -- Connector state (CONTRACT 6.3, 6.4): watched keys, device status snapshots, the event
+  -- log, hooks and their delivery queue (an outbox written in the poller's transaction).
+  CREATE TABLE watches (
+    key_hash TEXT PRIMARY KEY,
+    user_id TEXT,
+    key_cipher TEXT,
+    last_trigger_at INTEGER,
+    baseline_at INTEGER,
+    paused_reason TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE device_snapshots (
+    key_hash TEXT NOT NULL REFERENCES watches(key_hash) ON DELETE CASCADE,
+    device_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('online', 'offline')),
+    last_heartbeat_at TEXT,
+    PRIMARY KEY (key_hash, device_id)
+  ) WITHOUT ROWID;
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    type TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    occurred_at TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (key_hash, id)
+  );
+  CREATE INDEX events_created ON events(created_at);
+  CREATE TABLE hooks (
+    id TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL,
+    target_url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    device_ids TEXT,
+    secret_cipher TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('active', 'paused', 'disabled')),
+    status_reason TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX hooks_key ON hooks(key_hash);
+  CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    hook_id TEXT NOT NULL REFERENCES hooks(id) ON DELETE CASCADE,
+    event_seq INTEGER NOT NULL REFERENCES events(seq) ON DELETE CASCADE,
+    webhook_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'dead', 'cancelled')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    leased_until INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    UNIQUE (hook_id, event_seq)
+  );
+  CREATE INDEX deliveries_due ON deliveries(status, next_attempt_at);
+  CREATE TABLE delivery_attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+    hook_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    duration_ms INTEGER NOT NULL,
+    attempted_at TEXT NOT NULL,
+    next_attempt_at TEXT,
+    outcome TEXT NOT NULL
+  );
+  CREATE INDEX delivery_attempts_hook ON delivery_attempts(hook_id, id);
+  `,
 ];
+

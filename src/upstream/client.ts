@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Clock } from '../time/timestamps.js';
+import { parseRetryAfter } from '../http/retry-after.js';
 
 export interface UpstreamClientOptions {
   /** Base URL without a trailing slash. */
@@ -188,14 +189,6 @@ function upstreamMessage(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Retry-After as delay-seconds or an HTTP date, in milliseconds. */
-export function parseRetryAfter(header: string | null, nowMs: number): number | undefined {
-  if (!header) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
 async function readLimited(response: Response): Promise<string> {

@@ -1,0 +1,71 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import type { Services } from '../services.js';
+import { authenticate, principalOf } from '../auth/authenticate.js';
+import { AppError, validationError } from '../errors.js';
+import { jsonPath } from '../dataset/import.js';
+import { enrolKey } from '../triggers/device-triggers.js';
+import { eventTypes } from '../triggers/transitions.js';
+import { resolveTargetProblem } from '../webhooks/target-guard.js';
+
+const hookBody = z.object({
+  target_url: z.string({ error: 'target_url is required and must be a string' }).min(1, 'target_url is required').max(2048, 'target_url must be at most 2048 characters'),
+  events: z
+    .array(z.enum(eventTypes as [string, ...string[]], { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
+    .min(1, 'events must not be empty')
+    .max(2)
+    .optional(),
+  device_ids: z
+    .array(z.string().min(1).max(200), { error: 'device_ids must be an array of device ids or null' })
+    .min(1, 'device_ids must not be empty (use null for every device)')
+    .max(1000, 'device_ids must list at most 1000 ids')
+    .nullable()
+    .optional(),
+});
+
+/** CONTRACT 6.4: REST-hook subscriptions and their delivery log. */
+export function hookRoutes(services: Services): Router {
+  const router = Router();
+  const withScope = (scope: 'hooks:write') =>
+    authenticate({ headers: 'either', scope, verify: services.keys.device, attempts: services.failedAttempts });
+  const auth = withScope('hooks:write');
+
+  router.post('/v1/hooks', auth, express.json({ limit: '16kb' }), async (req, res) => {
+    const principal = principalOf(req);
+    // A hook delivers device data, so subscribing needs device:read as well.
+    if (principal.scopes && !principal.scopes.has('device:read')) throw new AppError('invalid_scopes', 'Invalid scopes');
+    const parsed = hookBody.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      throw validationError(parsed.error.issues.map((i) => ({ path: jsonPath(i.path), message: i.message })));
+    }
+    const problem = await resolveTargetProblem(parsed.data.target_url, services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+    if (problem) throw validationError([{ path: 'target_url', message: problem }]);
+    await enrolKey(services.watches, services.poller, principal, false);
+    const { hook, created } = services.hooks.create(principal.keyHash, {
+      target_url: parsed.data.target_url,
+      events: (parsed.data.events ?? [...eventTypes]) as typeof eventTypes[number][],
+      device_ids: parsed.data.device_ids?.map((id) => id.toLowerCase()) ?? null,
+    });
+    const { status_reason: _reason, ...shown } = hook;
+    res.status(created ? 201 : 200).json(shown);
+  });
+
+  router.get('/v1/hooks', auth, (req, res) => {
+    res.json(services.hooks.list(principalOf(req).keyHash));
+  });
+
+  router.get('/v1/hooks/:id', auth, (req, res) => {
+    res.json(services.hooks.get(principalOf(req).keyHash, String(req.params.id)));
+  });
+
+  router.delete('/v1/hooks/:id', auth, (req, res) => {
+    services.hooks.delete(principalOf(req).keyHash, String(req.params.id));
+    res.status(204).end();
+  });
+
+  router.get('/v1/hooks/:id/deliveries', auth, (req, res) => {
+    res.json(services.hooks.attempts(principalOf(req).keyHash, String(req.params.id)));
+  });
+
+  return router;
+}

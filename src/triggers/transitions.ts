@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import type { Device } from '../sources/types.js';
+import { formatMicros, parseIso } from '../time/timestamps.js';
+
+export type DeviceStatus = 'online' | 'offline';
+export type EventType = 'device.offline' | 'device.online';
+export const eventTypes: readonly EventType[] = ['device.offline', 'device.online'];
+
+/** What the poller remembers of a device between polls. */
+export interface Snapshot {
+  status: DeviceStatus;
+  last_heartbeat_at: string | null;
+}
+
+/** CONTRACT 6.3 event. */
+export interface DeviceEvent {
+  id: string;
+  type: EventType;
+  occurred_at: string;
+  device: Device;
+  previous_status: DeviceStatus;
+  status: DeviceStatus;
+}
+
+/**
+ * Deterministic: the same device, type and heartbeat give the same id, so replicas and
+ * restarts never mint a second id for one transition.
+ */
+export function eventId(deviceId: string, type: EventType, heartbeat: string | null): string {
+  const digest = createHash('sha256').update(`${deviceId.toLowerCase()}|${type}|${heartbeat ?? 'never'}`).digest('hex');
+  return `evt_${digest.slice(0, 32)}`;
+}
+
+/**
+ * The pure diff between the last snapshot and the devices seen now. Devices new to the
+ * snapshot are recorded without an event (their first sighting is their baseline); devices
+ * that disappeared are dropped from the snapshot silently.
+ * `occurred_at`: offline = last heartbeat + timeout (now, if it never sent one); online = the
+ * heartbeat that ended the gap.
+ */
+export function detectTransitions(
+  previous: ReadonlyMap<string, Snapshot>,
+  devices: readonly Device[],
+  heartbeatTimeoutMs: number,
+  nowMs: number,
+): { events: DeviceEvent[]; snapshot: Map<string, Snapshot> } {
+  const events: DeviceEvent[] = [];
+  const snapshot = new Map<string, Snapshot>();
+  for (const raw of devices) {
+    const device = { ...raw, id: raw.id.toLowerCase() };
+    const status: DeviceStatus = device.is_online ? 'online' : 'offline';
+    snapshot.set(device.id, { status, last_heartbeat_at: device.last_heartbeat_at });
+    const before = previous.get(device.id);
+    if (!before || before.status === status) continue;
+    const type: EventType = status === 'offline' ? 'device.offline' : 'device.online';
+    const heartbeat = device.last_heartbeat_at;
+    const hbMicros = heartbeat === null ? null : parseIso(heartbeat);
+    const occurred =
+      status === 'online' || hbMicros === null
+        ? heartbeat ?? formatMicros(nowMs * 1000)
+        : formatMicros(hbMicros + heartbeatTimeoutMs * 1000);
+    events.push({ id: eventId(device.id, type, heartbeat), type, occurred_at: occurred, device, previous_status: before.status, status });
+  }
+  return { events, snapshot };
+}

@@ -1,0 +1,55 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { parseRetryAfter } from '../http/retry-after.js';
+import { guardedLookup, targetUrlProblem } from './target-guard.js';
+
+export interface SendResult {
+  /** HTTP status, or null when no response arrived (timeout, network error, refused target). */
+  status: number | null;
+  error: string | null;
+  retryAfterMs?: number;
+  durationMs: number;
+}
+
+export type WebhookSender = (url: string, body: string, headers: Record<string, string>) => Promise<SendResult>;
+
+/**
+ * POSTs one delivery. Never follows redirects; gives up after `timeoutMs`; reads at most
+ * 64 KiB of the answer; never throws (failures come back as `status: null` + `error`).
+ */
+export function httpWebhookSender(timeoutMs: number, allowPrivate: boolean): WebhookSender {
+  const lookup = guardedLookup(allowPrivate);
+  return (url, body, headers) =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const done = (result: Omit<SendResult, 'durationMs'>) =>
+        resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      const problem = targetUrlProblem(url, allowPrivate);
+      if (problem) return done({ status: null, error: problem });
+      const target = new URL(url);
+      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(
+        target,
+        {
+          method: 'POST',
+          lookup,
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'signage-connector-webhooks' },
+          timeout: timeoutMs,
+        },
+        (res) => {
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > 64 * 1024) res.destroy();
+          });
+          const finish = () => done({ status: res.statusCode ?? null, error: null, retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()) });
+          res.on('end', finish);
+          res.on('close', finish);
+        },
+      );
+      const timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+      req.on('error', (err) => done({ status: null, error: err.message }));
+      req.on('close', () => clearTimeout(timer));
+      req.end(body);
+    });
+}
