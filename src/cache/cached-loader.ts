@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
 import type { Clock } from '../time/timestamps.js';
 
 /** How a value was served; shown to clients as `X-Cache`. */
@@ -39,6 +40,8 @@ interface Entry<T> {
  *   background load refreshes it;
  * - older: loaded now (`MISS`); if that load fails and the entry is younger than 10·ttl,
  *   the last good copy is served (`STALE`, stale-if-error), otherwise the error is thrown;
+ *   a 4xx AppError (the upstream's verdict: 401, 403, 404) is always thrown and drops the
+ *   entry, also when a background refresh gets it;
  * - errors are never cached; bounded by entry count and bytes (least recently used first).
  */
 export class CachedLoader {
@@ -72,7 +75,10 @@ export class CachedLoader {
       const fresh = await this.refresh(key, load);
       return { value: fresh.value, state: 'MISS' };
     } catch (err) {
-      if (entry && age < 10 * ttlMs) return { value: entry.value, state: 'STALE' };
+      // Stale-if-error covers an upstream that is down (5xx, timeout, bad body), not a 4xx
+      // verdict it gave: a revoked key (401) or a deleted device (404) must not keep being
+      // served the last good copy for up to 10×TTL.
+      if (entry && age < 10 * ttlMs && !isVerdict(err)) return { value: entry.value, state: 'STALE' };
       throw err;
     }
   }
@@ -96,10 +102,20 @@ export class CachedLoader {
         if (this.options.ttlMs > 0) this.entries.set(key, entry);
         return entry;
       })
+      .catch((err: unknown) => {
+        // The upstream's verdict (e.g. the device is gone): stop serving the old copy.
+        if (isVerdict(err)) this.entries.delete(key);
+        throw err;
+      })
       .finally(() => this.inflight.delete(key));
     this.inflight.set(key, promise);
     return promise;
   }
+}
+
+/** A 4xx answer of the upstream (401, 403, 404 …), as opposed to it being unavailable. */
+function isVerdict(err: unknown): boolean {
+  return err instanceof AppError && err.status < 500;
 }
 
 function describe(err: unknown): string {
