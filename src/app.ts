@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { Services } from './services.js';
 import { errorMiddleware, notFoundRoute } from './errors.js';
 import { requestLog } from './http/request-log.js';
+import { upstreamRejection } from './auth/authenticate.js';
 import { deviceRoutes } from './http/devices.js';
 import { menuRoutes } from './http/menus.js';
 import { optionRoutes } from './http/options.js';
@@ -23,6 +24,7 @@ export function createApp(services: Services): Express {
   app.use(triggerRoutes(services));
   app.use(hookRoutes(services));
   app.use(notFoundRoute);
+  app.use(upstreamRejection);
   app.use(errorMiddleware(services.logger));
   return app;
 }

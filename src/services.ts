@@ -79,7 +79,7 @@ export function buildServices(deps: ServiceDeps): Services {
       : null;
   const deviceClient = client('device', config.DEVICE_API_URL);
   const menuClient = client('menu', config.MENU_API_URL);
-  const cache = (ttlMs: number) => new CachedLoader({ clock, logger, ttlMs });
+  const cache = (ttlMs: number, staleWhileRevalidate = true) => new CachedLoader({ clock, logger, ttlMs, staleWhileRevalidate });
 
   // Raw sources feed option lists (which have their own cache); routes get cached ones.
   const rawDevices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts) : embeddedDeviceSource(db, clock, config.HEARTBEAT_TIMEOUT_MS);
@@ -136,7 +136,7 @@ export function buildServices(deps: ServiceDeps): Services {
     },
     options: new OptionsService(
       { devices: rawDevices, menus: rawMenus },
-      { menu: cache(config.OPTIONS_CACHE_TTL_MS), device: cache(config.DEVICE_CACHE_TTL_MS) },
+      { menu: cache(config.OPTIONS_CACHE_TTL_MS, menuClient !== null), device: cache(config.DEVICE_CACHE_TTL_MS, deviceClient !== null) },
     ),
     failedAttempts: new FailedAttempts(clock),
     watches,

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { AppError } from '../errors.js';
 import type { Principal } from '../sources/types.js';
 import type { KeyVerifier } from './embedded-keys.js';
@@ -20,6 +20,8 @@ export interface AuthOptions {
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
+    /** Records a rejection of the presented key found after authentication; returns the challenge header. */
+    keyRejected?: () => Record<string, string> | undefined;
   }
 }
 
@@ -68,9 +70,28 @@ export function authenticate(options: AuthOptions): RequestHandler {
       throw new AppError('invalid_scopes', 'Invalid scopes');
     }
     req.principal = principal;
+    req.keyRejected = () => {
+      options.attempts.recordFailure(client);
+      return challenge;
+    };
     next();
   };
 }
+
+/**
+ * Upstream mode learns that a key is bad only when the upstream answers 401, after this
+ * middleware let the request through. Such a 401 still counts as a failed attempt of the
+ * client (so guessing keys is rate-limited here, not at the upstream) and carries the same
+ * challenge header as a locally refused key.
+ */
+export const upstreamRejection: ErrorRequestHandler = (err, req, _res, next) => {
+  if (err instanceof AppError && err.code === 'invalid_key' && req.keyRejected) {
+    const challenge = req.keyRejected();
+    next(challenge ? new AppError('invalid_key', err.message, undefined, challenge) : err);
+    return;
+  }
+  next(err);
+};
 
 /** The authenticated principal of a route that ran `authenticate`. */
 export function principalOf(req: Request): Principal {

@@ -22,6 +22,11 @@ export interface CachedLoaderOptions {
   logger: Logger;
   /** Freshness: younger entries are served as they are. 0 disables caching (not single-flight). */
   ttlMs: number;
+  /**
+   * Serve a stale entry at once while refreshing it (default true). Off where loads are cheap
+   * and local (embedded mode), so a change is seen within the TTL, not up to twice it.
+   */
+  staleWhileRevalidate?: boolean;
   maxEntries?: number;
   maxBytes?: number;
 }
@@ -65,7 +70,7 @@ export class CachedLoader {
     const entry = this.entries.get(key) as Entry<T> | undefined;
     const age = entry ? clock.now() - entry.fetchedAt : Infinity;
     if (entry && age < ttlMs) return { value: entry.value, state: 'HIT' };
-    if (entry && age < 2 * ttlMs) {
+    if (entry && age < 2 * ttlMs && this.options.staleWhileRevalidate !== false) {
       this.refresh(key, load).catch((err: unknown) => {
         this.options.logger.warn({ err: describe(err), cacheKey: redactKey(key) }, 'background refresh failed');
       });

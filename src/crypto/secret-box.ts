@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { decodeSecret } from '../config.js';
@@ -47,6 +47,7 @@ export function connectorSecret(configured: string | undefined, databasePath: st
     return stored;
   }
   const secret = randomBytes(32);
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${secret.toString('hex')}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   logger.warn({ file }, 'CONNECTOR_SECRET is not set: generated one and stored it beside the database; set CONNECTOR_SECRET in production');

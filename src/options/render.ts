@@ -31,8 +31,10 @@ function queryKey(query: OptionQuery): string {
 function select(list: OptionList, query: OptionQuery): OptionEntry[] {
   let entries = list.entries;
   if (query.format === 'tree') {
-    const parent = query.parent ?? null;
-    if (parent !== null && !entries.some((e) => e.value === parent)) {
+    // Ids compare case-insensitively, as in the group filters and menu paths.
+    const wanted = query.parent?.toLowerCase() ?? null;
+    const parent = wanted === null ? null : entries.find((e) => e.value.toLowerCase() === wanted)?.value;
+    if (parent === undefined) {
       throw new AppError('validation', 'parent must be the id of a group of this menu', [
         { path: 'parent', message: 'parent must be the id of a group of this menu' },
       ]);

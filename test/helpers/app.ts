@@ -38,9 +38,10 @@ export interface TestAppOptions {
 
 /** Builds the real app on an in-memory database with an injected clock. */
 export function buildTestApp(options: TestAppOptions = {}): TestApp {
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env });
+  const databasePath = options.databasePath ?? ':memory:';
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: databasePath, ...options.env });
   const clock = options.clock ?? new ManualClock();
-  const db = openDatabase(options.databasePath ?? ':memory:');
+  const db = openDatabase(databasePath);
   if (options.dataset) importDataset(db, options.dataset, { nowMs: clock.now() });
   const services = buildServices({ config, logger: createLogger(config.LOG_LEVEL), clock, db });
   return {

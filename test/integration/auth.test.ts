@@ -70,7 +70,7 @@ interface CustomApp {
 function customApp(tweak: (services: Services) => Services = (s) => s): CustomApp {
   const lines: string[] = [];
   const verified: string[] = [];
-  const config = loadConfig({ LOG_LEVEL: 'info' });
+  const config = loadConfig({ LOG_LEVEL: 'info', DATABASE_PATH: ':memory:' });
   const clock = new ManualClock();
   const db = openDatabase(':memory:');
   importDataset(db, authCatalog(), { nowMs: clock.now() });

@@ -87,7 +87,7 @@ interface ManifestApp {
 
 /** The real app, built the way main.ts builds it, but with a manifest given as a value. */
 function appWith(manifest: Manifest): ManifestApp {
-  const config = loadConfig({ LOG_LEVEL: 'silent' });
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: ':memory:' });
   const clock = new ManualClock();
   const db = openDatabase(':memory:');
   importDataset(db, catalog(), { nowMs: clock.now() });
