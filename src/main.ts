@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
@@ -74,11 +75,18 @@ export async function main(): Promise<Server> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
   return server;
 }
 
-main().catch((err: unknown) => {
-  // Start-up errors (a broken manifest, an unreadable database) are one line, no stack.
-  console.error(err instanceof ManifestError ? err.message : `Failed to start: ${(err as Error).message}`);
-  process.exit(1);
-});
+/** Starts the service, or exits with one line saying why it cannot. */
+export function run(): Promise<Server | void> {
+  return main().catch((err: unknown) => {
+    // Start-up errors (a broken manifest, an unreadable database) are one line, no stack.
+    console.error(err instanceof ManifestError ? err.message : `Failed to start: ${(err as Error).message}`);
+    process.exit(1);
+  });
+}
+
+// Run when executed (`node dist/src/main.js`), not when imported (the demo imports it).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void run();
