@@ -126,7 +126,8 @@ export class WebhookDeliverer {
       const lease = db.prepare('UPDATE deliveries SET leased_until = ? WHERE id = ?');
       for (const row of rows) lease.run(now + 2 * timeoutMs + 5000, row.id);
       return rows;
-    })();
+      // IMMEDIATE: take the write lock before reading, so two processes never lease one row.
+    }).immediate();
   }
 
   private async deliver(delivery: Due): Promise<void> {
@@ -161,8 +162,13 @@ export class WebhookDeliverer {
     }
     db.transaction(() => {
       const status = outcome === 'retrying' ? 'pending' : outcome === 'disabled' ? 'cancelled' : outcome;
-      db.prepare('UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), leased_until = 0 WHERE id = ?')
+      const { changes } = db
+        .prepare('UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), leased_until = 0 WHERE id = ?')
         .run(status, attempt, nextAt, delivery.id);
+      // The hook was deleted (or the event pruned) while this attempt was in flight: its
+      // deliveries are gone, so there is nothing to record. Inserting the attempt used to fail
+      // on its foreign key and reject the whole round while other attempts were still in flight.
+      if (changes === 0) return;
       if (gone) {
         db.prepare(`UPDATE hooks SET status = 'disabled', status_reason = 'The receiver answered 410 Gone' WHERE id = ?`).run(delivery.hook_id);
         db.prepare(`UPDATE deliveries SET status = 'cancelled' WHERE hook_id = ? AND status = 'pending'`).run(delivery.hook_id);
