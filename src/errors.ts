@@ -55,6 +55,14 @@ interface BodyParserError {
   status?: number;
 }
 
+/** Express's own client errors: a path parameter that is not valid percent-encoding. */
+function fromRouter(err: unknown): AppError | null {
+  if (err instanceof URIError || (err as { status?: number } | null)?.status === 400) {
+    return new AppError('validation', 'The URL is not valid percent-encoding');
+  }
+  return null;
+}
+
 /** Turns body-parser failures into AppErrors so they share the one JSON error shape. */
 function fromBodyParser(err: BodyParserError): AppError | null {
   if (err.type === 'entity.parse.failed') return new AppError('validation', 'Request body is not valid JSON');
@@ -69,7 +77,7 @@ function fromBodyParser(err: BodyParserError): AppError | null {
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) return next(err);
-    const known = err instanceof AppError ? err : fromBodyParser(err as BodyParserError);
+    const known = err instanceof AppError ? err : fromBodyParser(err as BodyParserError) ?? fromRouter(err);
     const error = known ?? new AppError('internal', 'Internal error');
     if (!known) logger.error({ err, requestId: res.getHeader('x-request-id'), route: req.path }, 'unhandled error');
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);

@@ -56,6 +56,10 @@ export async function main(): Promise<Server> {
   });
 
   let stopping = false;
+  // While stopping, answers close their connection so keep-alive clients do not hold it open.
+  server.prependListener('request', (_req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+  });
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;

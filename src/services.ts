@@ -38,6 +38,11 @@ export interface Services {
   keys: { device: KeyVerifier; menu: KeyVerifier; me: KeyVerifier };
   /** Upstream mode: asks the upstream whether it accepts a key (throws its 401). */
   confirmKey(principal: Principal): Promise<void>;
+  /**
+   * Upstream mode: asks the device upstream whether the key may read devices (cached like any
+   * device read), before the connector serves its own state (events, hooks) to that key.
+   */
+  confirmDeviceKey(principal: Principal): Promise<void>;
   options: OptionsService;
   failedAttempts: FailedAttempts;
   watches: WatchStore;
@@ -133,6 +138,9 @@ export function buildServices(deps: ServiceDeps): Services {
         // A 403 still means the upstream knows the key.
         if (!(err instanceof AppError && err.code === 'invalid_scopes')) throw err;
       }
+    },
+    async confirmDeviceKey(principal) {
+      if (principal.scopes === null) await devices.list(principal, { page: 1, pageSize: 1 });
     },
     options: new OptionsService(
       { devices: rawDevices, menus: rawMenus },

@@ -98,3 +98,14 @@ export function principalOf(req: Request): Principal {
   if (!req.principal) throw new Error('route is missing authenticate()');
   return req.principal;
 }
+
+/**
+ * Upstream mode: the connector's own state (events, hooks) is served only to a key the
+ * device upstream currently accepts; its 401/403 is relayed. Embedded keys pass through.
+ */
+export function confirmDeviceKey(services: { confirmDeviceKey(principal: Principal): Promise<void> }): RequestHandler {
+  return async (req, _res, next) => {
+    await services.confirmDeviceKey(principalOf(req));
+    next();
+  };
+}

@@ -1,7 +1,7 @@
-import express, { Router } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import type { Services } from '../services.js';
-import { authenticate, principalOf } from '../auth/authenticate.js';
+import { authenticate, confirmDeviceKey, principalOf } from '../auth/authenticate.js';
 import { AppError, validationError } from '../errors.js';
 import { jsonPath } from '../dataset/import.js';
 import { enrolKey } from '../triggers/device-triggers.js';
@@ -28,9 +28,9 @@ export function hookRoutes(services: Services): Router {
   const router = Router();
   const withScope = (scope: 'hooks:write') =>
     authenticate({ headers: 'either', scope, verify: services.keys.device, attempts: services.failedAttempts });
-  const auth = withScope('hooks:write');
+  const auth: RequestHandler[] = [withScope('hooks:write'), confirmDeviceKey(services)];
 
-  router.post('/v1/hooks', auth, express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/v1/hooks', ...auth, express.json({ limit: '16kb' }), async (req, res) => {
     const principal = principalOf(req);
     // A hook delivers device data, so subscribing needs device:read as well.
     if (principal.scopes && !principal.scopes.has('device:read')) throw new AppError('invalid_scopes', 'Invalid scopes');
@@ -50,20 +50,20 @@ export function hookRoutes(services: Services): Router {
     res.status(created ? 201 : 200).json(shown);
   });
 
-  router.get('/v1/hooks', auth, (req, res) => {
+  router.get('/v1/hooks', ...auth, (req, res) => {
     res.json(services.hooks.list(principalOf(req).keyHash));
   });
 
-  router.get('/v1/hooks/:id', auth, (req, res) => {
+  router.get('/v1/hooks/:id', ...auth, (req, res) => {
     res.json(services.hooks.get(principalOf(req).keyHash, String(req.params.id)));
   });
 
-  router.delete('/v1/hooks/:id', auth, (req, res) => {
+  router.delete('/v1/hooks/:id', ...auth, (req, res) => {
     services.hooks.delete(principalOf(req).keyHash, String(req.params.id));
     res.status(204).end();
   });
 
-  router.get('/v1/hooks/:id/deliveries', auth, (req, res) => {
+  router.get('/v1/hooks/:id/deliveries', ...auth, (req, res) => {
     res.json(services.hooks.attempts(principalOf(req).keyHash, String(req.params.id)));
   });
 

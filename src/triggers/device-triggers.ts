@@ -10,10 +10,16 @@ import type { WatchStore } from './watches.js';
  * next change after a platform subscribes is caught. A key the source refuses is not kept.
  */
 export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, principal: Principal, viaTrigger: boolean): Promise<void> {
+  // A watch paused because its key was refused is re-checked with the source right away (enrol
+  // resumes it first, so hooks get what the re-check finds): a key the upstream still rejects
+  // is paused again and gets that 401 relayed, not the local event log (CONTRACT 2 "the upstream
+  // decides", 6.4 paused hooks).
+  const wasPaused = (watches.get(principal.keyHash)?.paused_reason ?? null) !== null;
   const { watch, created } = watches.enrol(principal, viaTrigger);
-  if (watch.baseline_at !== null) return;
+  if (watch.baseline_at !== null && !wasPaused) return;
   try {
-    await poller.pollKey(watch);
+    // The baseline / re-check is made for this request, so it carries its X-Request-Id (CONTRACT 2).
+    await poller.pollKey(watch, principal.requestId);
   } catch (err) {
     if (created && err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
       watches.remove(principal.keyHash);

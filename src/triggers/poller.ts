@@ -88,13 +88,14 @@ export class DeviceStatusPoller {
 
   /**
    * Polls one key and records what changed. Throws the source's error after pausing the
-   * watch when the key itself was refused.
+   * watch when the key itself was refused. `requestId`: the incoming request this poll is made
+   * for (enrolment), forwarded as X-Request-Id; background rounds mint their own.
    */
-  async pollKey(watch: Watch): Promise<DeviceEvent[]> {
+  async pollKey(watch: Watch, requestId?: string): Promise<DeviceEvent[]> {
     const { clock, log, logger } = this.options;
     let devices;
     try {
-      devices = await allDevices(this.options.devices, this.principal(watch));
+      devices = await allDevices(this.options.devices, this.principal(watch, requestId));
     } catch (err) {
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
@@ -114,7 +115,7 @@ export class DeviceStatusPoller {
     return fresh;
   }
 
-  private principal(watch: Watch): Principal {
+  private principal(watch: Watch, requestId?: string): Principal {
     if (this.options.devices.mode === 'embedded') {
       const key = this.options.db
         .prepare('SELECT k.user_id, k.scopes FROM api_keys k WHERE k.key_sha256 = ?')
@@ -132,7 +133,7 @@ export class DeviceStatusPoller {
       userId: null,
       accountId: null,
       accountName: null,
-      requestId: `poll-${randomUUID()}`,
+      requestId: requestId ?? `poll-${randomUUID()}`,
     };
   }
 }

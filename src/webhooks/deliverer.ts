@@ -163,7 +163,9 @@ export class WebhookDeliverer {
     db.transaction(() => {
       const status = outcome === 'retrying' ? 'pending' : outcome === 'disabled' ? 'cancelled' : outcome;
       const { changes } = db
-        .prepare('UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = coalesce(?, next_attempt_at), leased_until = 0 WHERE id = ?')
+        // A delivery cancelled meanwhile (another attempt's 410 disabled the hook) stays cancelled.
+        .prepare(`UPDATE deliveries SET status = CASE WHEN status = 'cancelled' THEN status ELSE ? END, attempts = ?,
+          next_attempt_at = coalesce(?, next_attempt_at), leased_until = 0 WHERE id = ?`)
         .run(status, attempt, nextAt, delivery.id);
       // The hook was deleted (or the event pruned) while this attempt was in flight: its
       // deliveries are gone, so there is nothing to record. Inserting the attempt used to fail

@@ -1,0 +1,363 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { Webhook } from 'standardwebhooks';
+import { hashKey } from '../../src/auth/keys.js';
+import { formatMicros } from '../../src/time/timestamps.js';
+import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
+import { Receiver } from '../helpers/receiver.js';
+import { catalog, keys } from '../fixtures/catalog.js';
+
+/**
+ * Device-status triggers and webhooks in upstream mode (CONTRACT 2, 6.3, 6.4): the connector
+ * polls a real upstream on 127.0.0.1:0 (FakeUpstream) with the key it keeps sealed.
+ * Two clocks: the upstream decides `is_online` with its own ManualClock (advancing it past
+ * 5 minutes takes a device offline; a fresh `last_heartbeat_at` in its database brings it
+ * back), while the connector's ManualClock drives key verdicts and webhook timestamps.
+ * Both start at the real time, so receivers can verify `webhook-timestamp`.
+ */
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const secretHex = 'a1'.repeat(32);
+const frontCounter = 'a4:83:e7:1f:2b:01';
+const fiveMinutes = 5 * 60_000;
+/** OPTIONS_CACHE_TTL_MS default: how long a rejected key is answered locally. */
+const verdictTtlMs = 30_000;
+
+interface Rig {
+  upstream: FakeUpstream;
+  /** The upstream's clock: it decides is_online. */
+  upClock: ManualClock;
+  /** The connector. */
+  t: TestApp;
+  receiver: Receiver;
+}
+
+const rigs: Rig[] = [];
+let tmp: string;
+
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'connector-upstream-triggers-'));
+});
+
+afterEach(async () => {
+  for (const { t, upstream, receiver } of rigs.splice(0)) {
+    await t.close();
+    await upstream.stop();
+    await receiver.stop();
+  }
+});
+
+afterAll(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+async function rig(options: { dataset?: unknown; databasePath?: string; env?: Record<string, string> } = {}): Promise<Rig> {
+  const upClock = new ManualClock(Date.now());
+  const upstream = await new FakeUpstream(options.dataset ?? catalog(), upClock).start();
+  const receiver = await new Receiver().start();
+  const t = buildTestApp({
+    clock: new ManualClock(Date.now()),
+    databasePath: options.databasePath,
+    env: {
+      DEVICE_API_URL: upstream.baseUrl,
+      MENU_API_URL: upstream.baseUrl,
+      UPSTREAM_TIMEOUT_MS: '2000',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      CONNECTOR_SECRET: secretHex,
+      ...options.env,
+    },
+  });
+  const r = { upstream, upClock, t, receiver };
+  rigs.push(r);
+  return r;
+}
+
+/** Subscribes a hook for `key` to the rig's receiver (this enrols and baselines the key). */
+async function subscribe(r: Rig, key = keys.ana): Promise<{ id: string; secret: string }> {
+  const res = await request(r.t.app).post('/v1/hooks').set('X-API-Key', key).send({ target_url: r.receiver.url }).expect(201);
+  return res.body;
+}
+
+function watchRow(r: Rig, key = keys.ana): { key_cipher: string | null; baseline_at: number | null; paused_reason: string | null } | undefined {
+  return r.t.db.prepare('SELECT key_cipher, baseline_at, paused_reason FROM watches WHERE key_hash = ?').get(hashKey(key)) as never;
+}
+
+/** Sets a fresh heartbeat (the upstream's "now") on a device in the upstream's catalog. */
+function heartbeat(r: Rig, deviceId: string): string {
+  const at = formatMicros(r.upClock.now() * 1000);
+  const { changes } = r.upstream.inner.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(at, deviceId);
+  expect(changes).toBe(1);
+  return at;
+}
+
+/** Verifies one received delivery as a Standard Webhooks receiver would. */
+function verified(secret: string, index: number, r: Rig): Json {
+  const delivery = r.receiver.received[index]!;
+  return new Webhook(secret).verify(delivery.body, delivery.headers);
+}
+
+describe('enrolment and transitions', () => {
+  test('the first trigger call confirms the key, enrols it and records a baseline with one paged GET /devices', async () => {
+    const r = await rig();
+    const res = await request(r.t.app)
+      .get('/v1/triggers/device-status')
+      .set('X-API-Key', keys.ana)
+      .set('X-Request-Id', 'req-enrol-1')
+      .expect(200);
+    expect(res.body).toEqual([]);
+    // First the key check (a one-device page, cached like any device read), then the baseline.
+    const calls = r.upstream.callsTo('/devices');
+    expect(calls).toHaveLength(2);
+    expect(calls[0]).toMatchObject({ query: { page: '1', page_size: '1' }, authorization: `Bearer ${keys.ana}`, requestId: 'req-enrol-1' });
+    expect(calls[1]).toMatchObject({
+      method: 'GET',
+      path: '/devices',
+      query: { page: '1', page_size: '1000' },
+      authorization: `Bearer ${keys.ana}`,
+      requestId: 'req-enrol-1',
+    });
+    expect(watchRow(r)?.baseline_at).toEqual(expect.any(Number));
+    // The baseline is Ana's four devices, stored under the key's hash.
+    expect(r.t.db.prepare('SELECT count(*) FROM device_snapshots WHERE key_hash = ?').pluck().get(hashKey(keys.ana))).toBe(4);
+
+    // Already baselined: a second call within the device cache TTL answers from the log without asking the upstream.
+    await request(r.t.app).get('/v1/triggers/device-status').set('Authorization', `Bearer ${keys.ana}`).expect(200, []);
+    expect(r.upstream.callsTo('/devices')).toHaveLength(2);
+    // Nothing changed upstream: a poll round emits nothing.
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    const poll = r.upstream.callsTo('/devices')[1]!;
+    expect(poll).toMatchObject({ query: { page: '1', page_size: '1000' }, authorization: `Bearer ${keys.ana}` });
+    expect(poll.requestId).toEqual(expect.stringMatching(/\S/));
+  });
+
+  test('a device going offline upstream and coming back gives one signed webhook each', async () => {
+    const r = await rig();
+    const hook = await subscribe(r);
+    expect(r.upstream.callsTo('/devices')).toHaveLength(2); // the key check and the baseline
+
+    r.upClock.advance(fiveMinutes);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await r.t.services.deliverer.runOnce()).toBe(1);
+    expect(r.receiver.received).toHaveLength(1);
+    const offline = verified(hook.secret, 0, r);
+    expect(offline).toMatchObject({
+      type: 'device.offline',
+      data: { type: 'device.offline', previous_status: 'online', status: 'offline', device: { id: frontCounter, is_online: false } },
+    });
+    const lastSeen = offline.data.device.last_heartbeat_at as string;
+    expect(Date.parse(offline.data.occurred_at)).toBe(Date.parse(lastSeen) + fiveMinutes);
+    expect(offline.timestamp).toBe(offline.data.occurred_at);
+
+    // A further round with nothing new emits nothing and sends nothing.
+    expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
+    expect(await r.t.services.deliverer.runOnce()).toBe(0);
+
+    r.upClock.advance(60_000);
+    const fresh = heartbeat(r, frontCounter);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    await r.t.services.deliverer.runOnce();
+    expect(r.receiver.received).toHaveLength(2);
+    const online = verified(hook.secret, 1, r);
+    expect(online).toMatchObject({
+      type: 'device.online',
+      data: { type: 'device.online', previous_status: 'offline', status: 'online', occurred_at: fresh, device: { id: frontCounter, is_online: true } },
+    });
+    expect(r.receiver.received[1]!.headers['webhook-id']).not.toBe(r.receiver.received[0]!.headers['webhook-id']);
+
+    // The polling trigger shows the same two events, newest first.
+    const events = await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+    expect(events.body.map((e: Json) => [e.type, e.id])).toEqual([
+      ['device.online', online.data.id],
+      ['device.offline', offline.data.id],
+    ]);
+  });
+
+  test('the upstream key is stored sealed: no table and no database file holds it in plain text', async () => {
+    const dir = mkdtempSync(join(tmp, 'sealed-'));
+    const r = await rig({ databasePath: join(dir, 'connector.db') });
+    const hook = await subscribe(r);
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+    r.upClock.advance(fiveMinutes);
+    await r.t.services.poller.pollOnce();
+    await r.t.services.deliverer.runOnce();
+    expect(r.receiver.received).toHaveLength(1); // every table has rows: watch, snapshot, event, delivery, attempt
+
+    const watch = watchRow(r)!;
+    expect(watch.key_cipher).toMatch(/^v1\./);
+    expect(watch.key_cipher).not.toContain(keys.ana);
+    // It is the key, sealed: the connector can open it (and only that way get it back).
+    expect(r.t.services.watches.key({ ...watch, key_hash: hashKey(keys.ana), user_id: null })).toBe(keys.ana);
+
+    const needles = [keys.ana, hook.secret, hook.secret.slice('whsec_'.length)];
+    const hits: string[] = [];
+    const tables = r.t.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
+    expect(tables).toEqual(expect.arrayContaining(['watches', 'hooks', 'events', 'deliveries', 'delivery_attempts', 'device_snapshots']));
+    for (const table of tables) {
+      for (const row of r.t.db.prepare(`SELECT * FROM "${table}"`).all() as Array<Record<string, unknown>>) {
+        for (const [column, value] of Object.entries(row)) {
+          const text = Buffer.isBuffer(value) ? value.toString('latin1') : String(value);
+          for (const needle of needles) if (text.includes(needle)) hits.push(`${table}.${column}`);
+        }
+      }
+    }
+    expect(hits).toEqual([]);
+
+    // The raw bytes too: the database, its WAL and shared-memory files, before and after a checkpoint.
+    const scanFiles = () => {
+      const found: string[] = [];
+      for (const name of readdirSync(dir)) {
+        const bytes = readFileSync(join(dir, name));
+        for (const needle of needles) {
+          if (bytes.includes(Buffer.from(needle, 'utf8')) || bytes.includes(Buffer.from(needle, 'utf16le'))) found.push(name);
+        }
+      }
+      return found;
+    };
+    expect(readdirSync(dir)).toContain('connector.db');
+    expect(scanFiles()).toEqual([]);
+    r.t.db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(scanFiles()).toEqual([]);
+  });
+});
+
+describe('keys the upstream rejects', () => {
+  test('a key rejected during a poll pauses its watch and hooks; the trigger endpoint resumes it once the upstream accepts it', async () => {
+    const r = await rig();
+    const hook = await subscribe(r);
+    r.upstream.failAlways({ pathPrefix: '/devices', status: 401, body: { message: 'Key revoked' } });
+
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 1 });
+    expect(watchRow(r)?.paused_reason).toContain('Key revoked');
+
+    // The rejection is remembered for the verdict TTL: answered locally, not re-sent upstream.
+    const callsBefore = r.upstream.calls.length;
+    await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
+    expect(r.upstream.calls).toHaveLength(callsBefore);
+
+    // After the verdict TTL the connector asks the upstream again before serving its own state
+    // (hooks, events) to the key: still revoked, so still 401 — a revoked key reads nothing.
+    r.t.clock.advance(verdictTtlMs + 1000);
+    await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
+    await request(r.t.app).get('/v1/events').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
+    const stored = r.t.services.hooks.list(hashKey(keys.ana));
+    expect(stored).toEqual([expect.objectContaining({ id: hook.id, status: 'paused', status_reason: expect.stringContaining('Key revoked') })]);
+    expect(JSON.stringify(stored)).not.toContain(keys.ana);
+
+    // Paused: later rounds leave the upstream alone (meanwhile the device goes offline upstream).
+    r.upClock.advance(fiveMinutes);
+    const devicesCalls = r.upstream.callsTo('/devices').length;
+    for (let i = 0; i < 3; i += 1) expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(r.upstream.callsTo('/devices')).toHaveLength(devicesCalls);
+
+    // A trigger call while the upstream still refuses the key relays the 401 and keeps everything paused.
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
+    expect(watchRow(r)?.paused_reason).toContain('Key revoked');
+    expect(r.t.services.hooks.get(hashKey(keys.ana), hook.id).status).toBe('paused');
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+
+    // The upstream accepts the key again: the next trigger call (after the verdict TTL) resumes the watch.
+    r.upstream.failAlways(null);
+    r.t.clock.advance(verdictTtlMs + 1000);
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+    expect(watchRow(r)?.paused_reason).toBeNull();
+    const resumed = await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
+    expect(resumed.body).toEqual([expect.objectContaining({ id: hook.id, status: 'active', status_reason: null })]);
+
+    // Polling goes on, and the transition that happened while paused is not lost.
+    expect(await r.t.services.poller.pollOnce()).toMatchObject({ keys: 1, failed: 0 });
+    await r.t.services.deliverer.runOnce();
+    expect(r.receiver.received).toHaveLength(1);
+    expect(verified(hook.secret, 0, r)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
+  });
+
+  test('an upstream 503 during a poll pauses nothing, and the next round catches up', async () => {
+    const r = await rig({ env: { UPSTREAM_RETRIES: '1' } });
+    const hook = await subscribe(r);
+    r.upClock.advance(fiveMinutes);
+    r.upstream.failAlways({ pathPrefix: '/devices', status: 503, body: { message: 'Service unavailable' } });
+
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 1 });
+    expect(r.upstream.callsTo('/devices').length).toBeGreaterThanOrEqual(2); // the baseline + the failed round
+    expect(watchRow(r)?.paused_reason).toBeNull();
+    const listed = await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
+    expect(listed.body).toEqual([expect.objectContaining({ status: 'active', status_reason: null })]);
+    expect(await r.t.services.deliverer.runOnce()).toBe(0);
+
+    r.upstream.failAlways(null);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    await r.t.services.deliverer.runOnce();
+    expect(r.receiver.received).toHaveLength(1);
+    expect(verified(hook.secret, 0, r)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
+  });
+
+  test('a key rejected at the first trigger call gets the upstream 401 relayed and no watch is kept', async () => {
+    const r = await rig();
+    r.upstream.failNext({ pathPrefix: '/devices', status: 401, body: { message: 'Key revoked' } });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
+    expect(watchRow(r)).toBeUndefined();
+    expect(r.t.db.prepare('SELECT count(*) FROM device_snapshots').pluck().get()).toBe(0);
+    expect(r.upstream.callsTo('/devices')).toHaveLength(1);
+    // Remembered for the verdict TTL: the second call is answered without the upstream.
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
+    expect(r.upstream.callsTo('/devices')).toHaveLength(1);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(r.upstream.callsTo('/devices')).toHaveLength(1);
+  });
+
+  test('a subscription with a key the upstream does not know is refused and keeps neither hook nor watch', async () => {
+    const r = await rig();
+    const unknown = 'sk_test_nobody_knows_this_key_00';
+    await request(r.t.app).post('/v1/hooks').set('X-API-Key', unknown).send({ target_url: r.receiver.url }).expect(401, { message: 'Invalid API key' });
+    expect(r.upstream.callsTo('/devices')[0]?.authorization).toBe(`Bearer ${unknown}`);
+    expect(r.t.db.prepare('SELECT count(*) FROM hooks').pluck().get()).toBe(0);
+    expect(watchRow(r, unknown)).toBeUndefined();
+  });
+
+  test('a key the upstream refuses device access (403) gets the 403 relayed and no watch is kept', async () => {
+    const r = await rig();
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.anaMenuOnly).expect(403, { message: 'Invalid scopes' });
+    expect(watchRow(r, keys.anaMenuOnly)).toBeUndefined();
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+  });
+});
+
+/** The fixture catalog with exactly `count` devices, all visible to Ana (read access). */
+function catalogWithDevices(count: number) {
+  const base = catalog();
+  const template = base.devices[0]!;
+  const hex = (n: number) => n.toString(16).padStart(2, '0');
+  const devices = Array.from({ length: count }, (_, i) => ({
+    ...template,
+    id: `c0:ff:ee:00:${hex(i >> 8)}:${hex(i & 255)}`,
+    name: `Screen ${i + 1}`,
+    access: [{ user_id: 'usr_ana', level: 'read' as const }],
+  }));
+  return { ...base, devices };
+}
+
+describe('paging', () => {
+  test('with 2,500 upstream devices every poll makes exactly 3 GET /devices with page_size=1000', async () => {
+    const r = await rig({ dataset: catalogWithDevices(2500) });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
+    const pagesOf = (calls: typeof r.upstream.calls) => calls.filter((c) => c.query.page_size === '1000').map((c) => c.query.page).sort();
+    expect(pagesOf(r.upstream.callsTo('/devices'))).toEqual(['1', '2', '3']);
+    expect(r.t.db.prepare('SELECT count(*) FROM device_snapshots').pluck().get()).toBe(2500);
+
+    for (let round = 0; round < 10; round += 1) {
+      r.upstream.calls.length = 0;
+      expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+      const calls = r.upstream.callsTo('/devices');
+      expect(calls).toHaveLength(3);
+      expect(pagesOf(calls)).toEqual(['1', '2', '3']);
+      for (const call of calls) {
+        expect(call).toMatchObject({ path: '/devices', query: expect.objectContaining({ page_size: '1000' }), authorization: `Bearer ${keys.ana}` });
+      }
+    }
+    expect(r.upstream.calls.every((c) => c.path === '/devices')).toBe(true);
+  });
+});

@@ -1,0 +1,175 @@
+import { describe, expect, test } from '@jest/globals';
+import { guardedLookup, isForbiddenAddress, resolveTargetProblem, targetUrlProblem } from '../../src/webhooks/target-guard.js';
+
+// Only pure checks and names answered by /etc/hosts (localhost) or refused before any query
+// is sent (a label over 63 characters): these tests never reach a non-loopback address.
+
+describe('isForbiddenAddress', () => {
+  test.each([
+    ['127.0.0.1', 'IPv4 loopback'],
+    ['127.255.255.254', 'IPv4 loopback, end of 127/8'],
+    ['10.0.0.1', 'private 10/8'],
+    ['10.255.255.255', 'private 10/8, last'],
+    ['172.16.0.1', 'private 172.16/12, first'],
+    ['172.31.255.254', 'private 172.16/12, last'],
+    ['192.168.1.1', 'private 192.168/16'],
+    ['169.254.169.254', 'link-local (cloud metadata)'],
+    ['0.0.0.0', 'unspecified'],
+    ['100.64.0.1', 'carrier-grade NAT 100.64/10'],
+    ['100.127.255.254', 'carrier-grade NAT, last'],
+    ['224.0.0.1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['::1', 'IPv6 loopback'],
+    ['::', 'IPv6 unspecified'],
+    ['fe80::1', 'IPv6 link-local'],
+    ['fe80::1%eth0', 'IPv6 link-local with a zone'],
+    ['fc00::1', 'IPv6 unique local fc00::/7'],
+    ['fd12::1', 'IPv6 unique local fd00::/8'],
+    ['FD12:3456::1', 'IPv6 unique local, upper case'],
+    ['ff02::1', 'IPv6 multicast'],
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback, dotted'],
+    ['::ffff:7f00:1', 'IPv4-mapped loopback, hex'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'],
+    ['::ffff:169.254.169.254', 'IPv4-mapped link-local'],
+    ['::ffff:0:0', 'IPv4-mapped unspecified'],
+    ['0:0:0:0:0:ffff:7f00:0001', 'IPv4-mapped loopback, long form'],
+    ['64:ff9b::a00:1', 'NAT64 of 10.0.0.1'],
+    ['64:ff9b::7f00:1', 'NAT64 of 127.0.0.1'],
+    ['::127.0.0.1', 'IPv4-compatible loopback'],
+    ['::a00:1', 'IPv4-compatible private, hex'],
+    ['not-an-ip', 'anything that is not an address'],
+    ['', 'empty'],
+  ])('%s is forbidden (%s)', (address) => {
+    expect(isForbiddenAddress(address)).toBe(true);
+  });
+
+  test.each([
+    ['8.8.8.8'],
+    ['1.1.1.1'],
+    ['172.32.0.1'],
+    ['172.15.255.255'],
+    ['100.128.0.1'],
+    ['11.0.0.1'],
+    ['2606:4700::1111'],
+    ['2001:4860:4860::8888'],
+    ['::ffff:8.8.8.8'],
+    ['64:ff9b::808:808'],
+  ])('%s is allowed', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
+});
+
+describe('targetUrlProblem', () => {
+  test('https to a public address or name passes', () => {
+    expect(targetUrlProblem('https://hooks.example.com/in', false)).toBeNull();
+    expect(targetUrlProblem('https://8.8.8.8/in', false)).toBeNull();
+    expect(targetUrlProblem('https://[2606:4700::1111]:8443/in', false)).toBeNull();
+  });
+
+  test('http is refused unless private targets are allowed', () => {
+    expect(targetUrlProblem('http://hooks.example.com/in', false)).toMatch(/https/);
+    expect(targetUrlProblem('http://hooks.example.com/in', true)).toBeNull();
+    expect(targetUrlProblem('http://127.0.0.1:8080/in', true)).toBeNull();
+  });
+
+  test('other schemes and non-URLs are refused even when private targets are allowed', () => {
+    for (const allow of [false, true]) {
+      expect(targetUrlProblem('ftp://hooks.example.com/in', allow)).not.toBeNull();
+      expect(targetUrlProblem('file:///etc/passwd', allow)).not.toBeNull();
+      expect(targetUrlProblem('javascript:alert(1)', allow)).not.toBeNull();
+      expect(targetUrlProblem('/relative/path', allow)).toMatch(/absolute URL/);
+      expect(targetUrlProblem('', allow)).not.toBeNull();
+    }
+  });
+
+  test('credentials in the URL are refused', () => {
+    expect(targetUrlProblem('https://user:pass@hooks.example.com/in', false)).toMatch(/credentials/);
+    expect(targetUrlProblem('https://user@hooks.example.com/in', false)).toMatch(/credentials/);
+    expect(targetUrlProblem('http://user:pass@127.0.0.1/in', true)).toMatch(/credentials/);
+  });
+
+  test.each([
+    'https://127.0.0.1/hook',
+    'https://127.0.0.1:8443/hook',
+    'https://10.1.2.3/hook',
+    'https://192.168.0.10/hook',
+    'https://169.254.169.254/latest/meta-data',
+    'https://0.0.0.0/hook',
+    'https://[::1]/hook',
+    'https://[::]/hook',
+    'https://[fe80::1]/hook',
+    'https://[fd12::1]/hook',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[::ffff:7f00:1]/',
+    'https://[64:ff9b::a00:1]/',
+    'https://localhost/hook',
+    'https://LOCALHOST/hook',
+    'https://foo.localhost/hook',
+    // Shorthand and numeric IPv4 forms the URL parser normalises to loopback / unspecified.
+    'https://127.1/hook',
+    'https://2130706433/hook',
+    'https://0x7f000001/hook',
+    'https://0/hook',
+  ])('%s is refused', (url) => {
+    expect(targetUrlProblem(url, false)).toMatch(/loopback, private or link-local/);
+  });
+
+  test('private targets pass when allowed', () => {
+    expect(targetUrlProblem('https://127.0.0.1/hook', true)).toBeNull();
+    expect(targetUrlProblem('https://localhost/hook', true)).toBeNull();
+    expect(targetUrlProblem('https://[::1]/hook', true)).toBeNull();
+  });
+});
+
+describe('resolveTargetProblem', () => {
+  test('a name that resolves to loopback (localhost, via /etc/hosts) is refused', async () => {
+    expect(await resolveTargetProblem('https://localhost/hook', false)).toMatch(/loopback/);
+    expect(await resolveTargetProblem('https://localhost:8443/hook', false)).toMatch(/loopback/);
+  });
+
+  test('a name that does not resolve is refused', async () => {
+    // A 64-character label cannot be encoded in a DNS query, so the resolver fails locally.
+    const host = `${'x'.repeat(64)}.invalid`;
+    expect(await resolveTargetProblem(`https://${host}/hook`, false)).toMatch(/does not resolve/);
+  });
+
+  test('IP literals are decided without a lookup', async () => {
+    expect(await resolveTargetProblem('https://8.8.8.8/hook', false)).toBeNull();
+    expect(await resolveTargetProblem('https://[2606:4700::1111]/hook', false)).toBeNull();
+    expect(await resolveTargetProblem('https://[::ffff:127.0.0.1]/hook', false)).toMatch(/loopback/);
+  });
+
+  test('the URL checks come first', async () => {
+    expect(await resolveTargetProblem('http://8.8.8.8/hook', false)).toMatch(/https/);
+    expect(await resolveTargetProblem('https://u:p@8.8.8.8/hook', false)).toMatch(/credentials/);
+  });
+
+  test('with private targets allowed, loopback names pass', async () => {
+    expect(await resolveTargetProblem('http://localhost:1234/hook', true)).toBeNull();
+    expect(await resolveTargetProblem('https://127.0.0.1/hook', true)).toBeNull();
+  });
+});
+
+describe('guardedLookup (the delivery-time check inside the socket lookup)', () => {
+  const run = (allow: boolean, host: string, all: boolean) =>
+    new Promise<{ err: NodeJS.ErrnoException | null; result: unknown }>((resolve) => {
+      guardedLookup(allow)(host, { all } as never, ((err: NodeJS.ErrnoException | null, address: unknown) =>
+        resolve({ err, result: address })) as never);
+    });
+
+  test('refuses a name that resolves to loopback', async () => {
+    const { err } = await run(false, 'localhost', false);
+    expect(err).toMatchObject({ code: 'EFORBIDDEN' });
+    const both = await run(false, 'localhost', true);
+    expect(both.err).toMatchObject({ code: 'EFORBIDDEN' });
+  });
+
+  test('passes loopback through when private targets are allowed', async () => {
+    const one = await run(true, 'localhost', false);
+    expect(one.err).toBeNull();
+    expect(['127.0.0.1', '::1']).toContain(one.result);
+    const all = await run(true, 'localhost', true);
+    expect(all.err).toBeNull();
+    expect(Array.isArray(all.result)).toBe(true);
+  });
+});
