@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import { AppError } from '../errors.js';
+import { absoluteManifest } from '../manifest/absolute.js';
 
 /** CONTRACT 6.2 and 6.5: liveness, readiness and the auth test. */
 export function serviceRoutes(services: Services): Router {
@@ -15,6 +16,12 @@ export function serviceRoutes(services: Services): Router {
     const checks = await services.readiness();
     const ready = Object.values(checks).every((check) => check === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+
+  // The connector manifest with absolute URLs, for platforms and integrators (no key needed).
+  router.get('/v1/manifest', (req, res) => {
+    const baseUrl = services.config.PUBLIC_URL ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    res.json(absoluteManifest(services.manifest, baseUrl));
   });
 
   // The auth test takes the key either way: platforms send X-API-Key, device-only

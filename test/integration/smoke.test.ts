@@ -22,3 +22,14 @@ test('device list works with a bearer key', async () => {
   const res = await request(t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).expect(200);
   expect(res.body.total).toBe(4);
 });
+
+test('the manifest is served with absolute URLs taken from the request', async () => {
+  const res = await request(t.app).get('/v1/manifest').set('Host', 'connector.example.com').expect(200);
+  expect(res.body.baseUrl).toBe('http://connector.example.com');
+  expect(res.body.optionSources[0]).toMatchObject({ path: '/v1/menus/options', url: 'http://connector.example.com/v1/menus/options' });
+  expect(res.body.auth.test.url).toBe('http://connector.example.com/v1/me');
+});
+
+test('a path parameter that is not valid percent-encoding is a 400, not a 500', async () => {
+  await request(t.app).get('/devices/%E0%A4%A').set('Authorization', `Bearer ${keys.ana}`).expect(400, { message: 'The URL is not valid percent-encoding' });
+});
