@@ -68,15 +68,105 @@ export const optionSourceSchema = z
     if (source.scope !== expectedScope) ctx.addIssue({ code: 'custom', path: ['scope'], message: `must be ${expectedScope} for resource "${source.resource}"` });
   });
 
+const endpoint = z.strictObject({
+  method: z.enum(['GET', 'POST', 'DELETE']),
+  path: z.string().regex(/^\/[A-Za-z0-9_\/{}.-]*$/, 'must be an absolute path'),
+  /** Fixed query parameters or body fields the call sends. */
+  query: z.record(z.string(), z.string()).optional(),
+  body: z.record(z.string(), z.unknown()).optional(),
+});
+
+const authSchema = z.strictObject({
+  type: z.literal('api_key'),
+  header: z.literal('X-API-Key'),
+  alternativeHeader: z.string().optional(),
+  test: endpoint,
+  /** A field of the test call's answer that names the connection (e.g. the account). */
+  connectionLabel: z.string().optional(),
+  scopes: z.array(scope).min(1),
+});
+
+const fieldType = z.enum(['string', 'integer', 'number', 'boolean', 'datetime', 'object', 'array']);
+
+const outputField = z.strictObject({
+  /** Dotted path into the event, e.g. `device.name`. */
+  key: z.string().min(1),
+  label: z.string().min(1),
+  type: fieldType,
+  nullable: z.boolean().default(false),
+});
+
+const inputField = z.strictObject({
+  key: z.string().regex(/^[a-z][a-z0-9_]*$/),
+  label: z.string().min(1),
+  helpText: z.string().optional(),
+  required: z.boolean().default(false),
+  list: z.boolean().default(false),
+  /** The option source that fills this field's dropdown. */
+  optionsFrom: z.string().optional(),
+  /** How the value reaches the endpoints: polling query parameter and hook body field. */
+  pollingParam: z.string().optional(),
+  hookField: z.string().optional(),
+});
+
+export const triggerSchema = z.strictObject({
+  id: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
+  title: z.string().min(1),
+  description: z.string().min(1),
+  eventTypes: z.array(z.enum(['device.offline', 'device.online'])).min(1),
+  scope: scope,
+  inputFields: z.array(inputField).default([]),
+  polling: endpoint,
+  hook: z.strictObject({
+    subscribe: endpoint,
+    unsubscribe: endpoint,
+    /** Recent items for a platform's set-up screen and its "load samples". */
+    list: endpoint,
+    sample: endpoint,
+    signature: z.literal('standard-webhooks'),
+    scope: scope,
+  }),
+  /** The field that identifies an item: platforms dedupe on it. */
+  dedupeKey: z.literal('id'),
+  outputFields: z.array(outputField).min(1),
+  sample: z.record(z.string(), z.unknown()),
+});
+
+const rateLimitsSchema = z.strictObject({
+  failedAuthAttemptsPerMinute: z.number().int().min(1),
+  optionsCacheSeconds: z.number().int().min(0),
+  deviceCacheSeconds: z.number().int().min(0),
+  pollIntervalSeconds: z.number().min(0),
+  description: z.string().optional(),
+});
+
 export const manifestSchema = z
-  .object({
+  .strictObject({
     $schema: z.string().optional(),
     name: z.string().min(1),
     version: z.string().regex(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, 'must be a semver version'),
+    description: z.string().min(1),
+    auth: authSchema,
     optionSources: z.array(optionSourceSchema),
+    triggers: z.array(triggerSchema).default([]),
+    rateLimits: rateLimitsSchema,
   })
-  .passthrough()
   .superRefine((manifest, ctx) => {
+    const sourceIds = new Set(manifest.optionSources.map((source) => source.id));
+    const checkRef = (ref: string | undefined, path: Array<string | number>) => {
+      if (ref !== undefined && !sourceIds.has(ref)) ctx.addIssue({ code: 'custom', path, message: `unknown option source "${ref}"` });
+    };
+    manifest.optionSources.forEach((source, i) =>
+      source.params.forEach((param, j) => checkRef(param.optionsFrom, ['optionSources', i, 'params', j, 'optionsFrom'])),
+    );
+    manifest.triggers.forEach((trigger, i) =>
+      trigger.inputFields.forEach((field, j) => checkRef(field.optionsFrom, ['triggers', i, 'inputFields', j, 'optionsFrom'])),
+    );
+    const triggerIds = new Set<string>();
+    manifest.triggers.forEach((trigger, i) => {
+      if (triggerIds.has(trigger.id)) ctx.addIssue({ code: 'custom', path: ['triggers', i, 'id'], message: `duplicate id ${trigger.id}` });
+      triggerIds.add(trigger.id);
+    });
     const seen = new Map<string, number>();
     manifest.optionSources.forEach((source, i) => {
       // Paths are compared as Express matches them: case-insensitively and whatever the
@@ -92,3 +182,4 @@ export const manifestSchema = z
 
 export type Manifest = z.infer<typeof manifestSchema>;
 export type OptionSource = z.infer<typeof optionSourceSchema>;
+export type Trigger = z.infer<typeof triggerSchema>;
