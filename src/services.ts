@@ -77,7 +77,7 @@ const recentAnswerMs = 60_000;
 export function buildServices(deps: ServiceDeps): Services {
   const { config, logger, clock, db } = deps;
   const verdicts = new KeyVerdicts(clock, config.OPTIONS_CACHE_TTL_MS);
-  const embeddedVerify = embeddedKeyVerifier(db);
+  const embeddedVerify = embeddedKeyVerifier(db, clock);
   const client = (area: 'device' | 'menu', baseUrl: string | undefined) =>
     baseUrl
       ? new UpstreamClient({ baseUrl, area, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: config.UPSTREAM_RETRIES, logger, clock, fetch: deps.fetch })

@@ -48,7 +48,8 @@ function presentedKey(req: Request, headers: KeyHeaders): string | undefined {
 export function authenticate(options: AuthOptions): RequestHandler {
   const challenge = options.headers === 'bearer' ? { 'WWW-Authenticate': 'Bearer' } : undefined;
   return async (req, _res, next) => {
-    const client = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    // The socket address (trust proxy is off, so req.ip would parse its way to the same value).
+    const client = req.socket.remoteAddress ?? 'unknown';
     const retryAfter = options.attempts.retryAfterSeconds(client);
     if (retryAfter > 0) {
       throw new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(retryAfter) });

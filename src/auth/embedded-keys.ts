@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
+import type { Clock } from '../time/timestamps.js';
 import { AppError } from '../errors.js';
 import type { Principal } from '../sources/types.js';
 import { hashKey, sameHash } from './keys.js';
@@ -16,19 +18,33 @@ interface KeyRow {
   account_name: string;
 }
 
-/** Embedded mode: keys are looked up by their SHA-256 hash only. */
-export function embeddedKeyVerifier(db: Db): KeyVerifier {
+/** How long a verified key is trusted without a new look-up (a revocation shows within this). */
+export const verifiedKeyTtlMs = 5000;
+
+/**
+ * Embedded mode: keys are looked up by their SHA-256 hash only. Successful look-ups are
+ * remembered by hash for `verifiedKeyTtlMs` (bounded LRU, the plain key is never a cache key
+ * or value), so a warm dropdown does not pay a three-table join per request; failures are
+ * never remembered, so every bad attempt is looked up and counted.
+ */
+export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
   const byHash = db.prepare(`SELECT k.id AS key_id, k.name AS key_name, k.key_sha256, k.scopes, u.id AS user_id,
       a.id AS account_id, a.name AS account_name
     FROM api_keys k JOIN users u ON u.id = k.user_id JOIN accounts a ON a.id = u.account_id
     WHERE k.key_sha256 = ?`);
+  const verified = new LRUCache<string, { until: number; principal: Omit<Principal, 'key'> }>({ max: 10_000 });
   return async (key) => {
     const keyHash = hashKey(key);
+    const now = clock.now();
+    const hit = verified.get(keyHash);
+    if (hit && hit.until > now) return { ...hit.principal, key };
     const row = byHash.get(keyHash) as KeyRow | undefined;
-    if (!row || !sameHash(row.key_sha256, keyHash)) throw new AppError('invalid_key', 'Invalid API key');
-    return {
+    if (!row || !sameHash(row.key_sha256, keyHash)) {
+      verified.delete(keyHash);
+      throw new AppError('invalid_key', 'Invalid API key');
+    }
+    const principal = {
       keyHash,
-      key,
       scopes: new Set(JSON.parse(row.scopes) as string[]),
       keyId: row.key_id,
       keyName: row.key_name,
@@ -36,5 +52,7 @@ export function embeddedKeyVerifier(db: Db): KeyVerifier {
       accountId: row.account_id,
       accountName: row.account_name,
     };
+    verified.set(keyHash, { until: now + verifiedKeyTtlMs, principal });
+    return { ...principal, key };
   };
 }

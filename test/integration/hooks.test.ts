@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
+import { verifiedKeyTtlMs } from '../../src/auth/embedded-keys.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -682,6 +683,7 @@ describe('delivery', () => {
     expect(r.received).toHaveLength(0);
     // Used successfully again: the watch resumes and so do its hooks.
     t.db.prepare(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`).run();
+    t.clock.advance(verifiedKeyTtlMs); // a verified key's scopes are trusted for this long
     await api(t).get('/v1/triggers/device-status').expect(200);
     expect(((await api(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as Hook).status).toBe('active');
   });

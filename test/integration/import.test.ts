@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
+import { verifiedKeyTtlMs } from '../../src/auth/embedded-keys.js';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
@@ -519,6 +520,7 @@ describe('--prune', () => {
     doc.api_keys = doc.api_keys.filter((k: Doc) => k.id !== 'key_zoe');
     doc.devices = doc.devices.filter((d: Doc) => d.name !== 'Front counter');
     importDataset(t.db, doc, { nowMs, prune: true });
+    t.clock.advance(verifiedKeyTtlMs); // a verified key is trusted for this long without a look-up
     await request(t.app).get('/v1/me').set('X-API-Key', 'sk_test_zoe_other_account_00000').expect(401);
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set('Authorization', `Bearer ${exampleKey}`).expect(404, { message: 'Device not found' });
   });

@@ -1,0 +1,442 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import request from 'supertest';
+import { hashKey } from '../../src/auth/keys.js';
+import { installedZapierCore, zapierApp } from '../../src/export/zapier.js';
+import { loadManifest } from '../../src/manifest/load.js';
+import { demoDatasetPath, projectRoot } from '../../src/paths.js';
+import { formatMicros } from '../../src/time/timestamps.js';
+import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { Receiver } from '../helpers/receiver.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Any = any;
+
+// The Zapier export (`npm run export -- zapier`): the generated app validates against
+// zapier-platform-schema and, run by zapier-platform-core's app tester, works against the
+// connector on a local port with the demo dataset.
+
+const require = createRequire(import.meta.url);
+const demoKey = 'sk_demo_harbor_ana_all_0123456789';
+const frontCounter = 'a4:83:e7:1f:2b:01';
+const allDayMenu = '7b48454e-a0d5-43ff-923e-6fcd281cd0d9';
+const exportCli = join(projectRoot, 'dist', 'src', 'cli', 'export.js');
+
+let tmp: string;
+let appDir: string;
+let zapier: Any;
+let App: Any;
+let appTester: (method: unknown, bundle?: Record<string, unknown>) => Promise<Any>;
+let t: TestApp;
+let server: Server;
+let base: string;
+let receiver: Receiver;
+const savedBaseUrl = process.env.CONNECTOR_BASE_URL;
+
+/**
+ * Writes an app into `dir`. The folder gets a node_modules/zapier-platform-core link to this
+ * project's copy, as `npm install` would give it, so `require('zapier-platform-core')` in the
+ * generated code resolves outside the repository.
+ */
+function writeApp(dir: string, files: Map<string, string>): void {
+  for (const [path, text] of files) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  linkCore(dir);
+}
+
+function linkCore(dir: string): void {
+  const link = join(dir, 'node_modules', 'zapier-platform-core');
+  if (existsSync(link)) return;
+  mkdirSync(dirname(link), { recursive: true });
+  symlinkSync(join(projectRoot, 'node_modules', 'zapier-platform-core'), link, 'dir');
+}
+
+const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { api_key: demoKey }, inputData: {}, meta: {}, ...extra });
+const api = (path: string) => request(t.app).get(path).set('X-API-Key', demoKey);
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'connector-zapier-test-'));
+  appDir = join(tmp, 'app');
+  writeApp(appDir, zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' }));
+  zapier = require(join(appDir, 'node_modules', 'zapier-platform-core'));
+  App = require(join(appDir, 'index.js'));
+  appTester = zapier.createAppTester(App);
+
+  receiver = await new Receiver().start();
+  const dataset = JSON.parse(readFileSync(demoDatasetPath, 'utf8'));
+  // Real wall-clock start: deliveries carry a webhook-timestamp.
+  t = buildTestApp({ dataset, clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  server = t.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  process.env.CONNECTOR_BASE_URL = base;
+});
+
+afterAll(async () => {
+  if (savedBaseUrl === undefined) delete process.env.CONNECTOR_BASE_URL;
+  else process.env.CONNECTOR_BASE_URL = savedBaseUrl;
+  if (server) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  await t?.close();
+  await receiver?.stop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the generated app', () => {
+  test('has package.json, index.js, lib/ and one file per trigger', () => {
+    const files = zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' });
+    expect([...files.keys()].sort()).toEqual([
+      'README.md',
+      'index.js',
+      'lib/connector.js',
+      'lib/triggers.js',
+      'package.json',
+      'triggers/device_offline.js',
+      'triggers/device_offline_polling.js',
+      'triggers/device_online.js',
+      'triggers/device_online_polling.js',
+      'triggers/devices_list.js',
+      'triggers/menu_groups_list.js',
+      'triggers/menus_list.js',
+    ]);
+    const pkg = JSON.parse(files.get('package.json')!);
+    expect(pkg).toMatchObject({
+      name: 'signage-connector-zapier',
+      version: loadManifest().version,
+      main: 'index.js',
+      dependencies: { 'zapier-platform-core': installedZapierCore().version },
+    });
+    expect(pkg.dependencies['zapier-platform-core']).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(pkg.engines.node).toBeTruthy();
+    expect(files.get('lib/connector.js')).toContain('"https://connector.example.com"');
+    expect(files.get('index.js')).toContain("require('zapier-platform-core')");
+  });
+
+  test('validates against zapier-platform-schema', () => {
+    const schemaTools = require('zapier-platform-core/src/tools/schema');
+    // As `zapier validate` does: compile (resources → triggers), functions → `$func$` markers.
+    const definition = schemaTools.serializeApp(schemaTools.compileApp(App));
+    const { validateAppDefinition } = require('zapier-platform-schema');
+    const result = validateAppDefinition(definition);
+    expect(result.errors.map((e: Any) => `${e.property}: ${e.message}`)).toEqual([]);
+    expect(schemaTools.validateApp(schemaTools.compileApp(App))).toEqual([]);
+  });
+
+  test('is derived from the manifest: auth, hidden dropdown triggers, hook and polling triggers', () => {
+    const manifest = loadManifest();
+    expect(App.version).toBe(manifest.version);
+    expect(App.platformVersion).toBe(zapier.version);
+    expect(App.authentication).toMatchObject({ type: 'custom', fields: [{ key: 'api_key', type: 'password', required: true }] });
+    expect(App.flags).toEqual({ skipHttpPatch: true });
+
+    for (const source of manifest.optionSources) {
+      const trigger = App.triggers[`${source.id}_list`];
+      expect(trigger).toMatchObject({ key: `${source.id}_list`, noun: source.title, display: { hidden: true } });
+    }
+    expect(App.triggers.menu_groups_list.operation.inputFields).toEqual([
+      { key: 'menu_id', label: 'Menu', required: true, dynamic: 'menus_list.id.name' },
+    ]);
+
+    for (const manifestTrigger of manifest.triggers) {
+      const hook = App.triggers[manifestTrigger.id];
+      const polling = App.triggers[`${manifestTrigger.id}_polling`];
+      expect(hook.operation.type).toBe('hook');
+      expect(polling.operation.type).toBe('polling');
+      for (const trigger of [hook, polling]) {
+        expect(trigger.noun).toBe('Device');
+        expect(trigger.display.hidden).toBeUndefined();
+        expect(trigger.operation.sample).toEqual(manifestTrigger.sample);
+        expect(trigger.operation.inputFields).toEqual([
+          expect.objectContaining({ key: 'device_ids', list: true, required: false, dynamic: 'devices_list.id.name' }),
+        ]);
+        const outputs = trigger.operation.outputFields;
+        expect(outputs).toHaveLength(manifestTrigger.outputFields.length);
+        expect(outputs).toContainEqual({ key: 'id', label: 'Event ID', type: 'string', primary: true });
+        expect(outputs).toContainEqual({ key: 'device__name', label: 'Device name', type: 'string' });
+        expect(outputs).toContainEqual({ key: 'device__wifi_signal_strength', label: 'Wi-Fi signal strength', type: 'integer' });
+        expect(outputs).toContainEqual({ key: 'occurred_at', label: 'Occurred at', type: 'datetime' });
+      }
+      expect(hook.display.description).toMatch(/^Triggers when/);
+      expect(polling.display.label).not.toBe(hook.display.label);
+    }
+  });
+
+  test('a manifest version Zapier cannot take and a bad base URL are refused', () => {
+    const manifest = loadManifest();
+    expect(() => zapierApp({ ...manifest, version: '1.0.0-very.long.label' }, { baseUrl: 'http://x' })).toThrow(/not a Zapier app version/);
+    expect(() => zapierApp(manifest, { baseUrl: 'ftp://example.com' })).toThrow(/http:\/\/ or https:\/\//);
+    expect(() => zapierApp(manifest, { baseUrl: 'not a url' })).toThrow(/not a URL/);
+  });
+});
+
+describe('run by zapier-platform-core against the connector', () => {
+  test('the base URL comes from CONNECTOR_BASE_URL, else the one given at export', () => {
+    const lib = require(join(appDir, 'lib', 'connector.js'));
+    expect(lib.baseUrl()).toBe(base);
+    delete process.env.CONNECTOR_BASE_URL;
+    try {
+      expect(lib.baseUrl()).toBe('https://connector.example.com');
+    } finally {
+      process.env.CONNECTOR_BASE_URL = base;
+    }
+  });
+
+  test('auth test with the demo key returns the account; the connection label is its name', async () => {
+    const me = await appTester(App.authentication.test, bundle());
+    expect(me).toEqual({
+      key: { id: 'key_ana_all', name: 'Automation (all scopes)', scopes: ['device:read', 'menu:read', 'hooks:write'] },
+      account: { id: 'acc_harbor', name: 'Harbor Street Diner' },
+    });
+    expect(await appTester(App.authentication.connectionLabel, bundle({ inputData: me }))).toBe('Harbor Street Diner');
+    // Upstream mode answers account: null; the label falls back to the connector's name.
+    expect(await appTester(App.authentication.connectionLabel, bundle({ inputData: { key: { scopes: null }, account: null } }))).toBe('Signage Connector');
+  });
+
+  test('a wrong key fails the auth test with the connector message', async () => {
+    await expect(appTester(App.authentication.test, bundle({ authData: { api_key: 'sk_wrong_key_0000000000000' } }))).rejects.toThrow(
+      /Invalid API key \(HTTP 401 on GET \/v1\/me\)/,
+    );
+  });
+
+  test('the menus dropdown lists the demo menus of the account', async () => {
+    const menus = await appTester(App.triggers.menus_list.operation.perform, bundle());
+    const listed = await api('/v1/menus').expect(200);
+    const expected = (listed.body.menus as Array<{ id: string; name: string }>)
+      .map((m) => ({ id: m.id, name: m.name }))
+      .sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base', numeric: true }));
+    expect(menus).toEqual(expected);
+    expect(menus.map((m: Any) => m.name)).toEqual(['All day', 'Breakfast']);
+    // A dropdown's "load more" gets nothing new.
+    expect(await appTester(App.triggers.menus_list.operation.perform, bundle({ meta: { page: 1 } }))).toEqual([]);
+  });
+
+  test("the groups dropdown lists the chosen menu's groups with path labels", async () => {
+    const groups = await appTester(App.triggers.menu_groups_list.operation.perform, bundle({ inputData: { menu_id: allDayMenu } }));
+    const options = await api(`/v1/menus/${allDayMenu}/groups/options`).expect(200);
+    expect(groups).toEqual((options.body as Array<[string, string]>).map(([label, value]) => ({ id: value, name: label })));
+    expect(groups.length).toBeGreaterThan(1);
+    expect(groups.some((g: Any) => g.name.includes(' › '))).toBe(true);
+  });
+
+  test('the groups dropdown without a menu, or with an unknown one, fails clearly', async () => {
+    await expect(appTester(App.triggers.menu_groups_list.operation.perform, bundle())).rejects.toThrow(/choose a Menu first/);
+    await expect(
+      appTester(App.triggers.menu_groups_list.operation.perform, bundle({ inputData: { menu_id: '00000000-0000-4000-8000-000000000000' } })),
+    ).rejects.toThrow(/Menu not found \(HTTP 404/);
+  });
+
+  test('the devices dropdown lists the devices the key may read', async () => {
+    const devices = await appTester(App.triggers.devices_list.operation.perform, bundle());
+    const options = await api('/v1/devices/options').expect(200);
+    expect(devices).toEqual((options.body as Array<[string, string]>).map(([label, value]) => ({ id: value, name: label })));
+    expect(devices).toContainEqual({ id: frontCounter, name: 'Front counter' });
+  });
+
+  test('REST hook: subscribe creates a hook, a delivery becomes the event, unsubscribe leaves no hook', async () => {
+    const trigger = App.triggers.device_offline.operation;
+    const keyHash = hashKey(demoKey);
+    expect(t.services.hooks.list(keyHash)).toEqual([]);
+
+    const hook = await appTester(trigger.performSubscribe, bundle({ targetUrl: receiver.url, inputData: { device_ids: [frontCounter.toUpperCase()] } }));
+    expect(hook).toMatchObject({ target_url: receiver.url, events: ['device.offline'], device_ids: [frontCounter], status: 'active' });
+    expect(hook.secret).toMatch(/^whsec_/);
+    const hooks = await api('/v1/hooks').expect(200);
+    expect(hooks.body).toEqual([expect.objectContaining({ id: hook.id, target_url: receiver.url })]);
+
+    // The first poll after subscribing is the baseline; then Front counter times out.
+    await t.services.poller.pollOnce();
+    t.clock.advance(t.config.HEARTBEAT_TIMEOUT_MS);
+    expect((await t.services.poller.pollOnce()).events).toBeGreaterThan(0);
+    await t.services.deliverer.runOnce();
+    expect(receiver.received).toHaveLength(1);
+    const delivery = receiver.received[0]!;
+    const payload = JSON.parse(delivery.body);
+    expect(payload).toMatchObject({ type: 'device.offline', data: { type: 'device.offline', device: { id: frontCounter } } });
+
+    // What Zapier hands to perform: the parsed body, and the raw request with Http- headers.
+    const rawRequest = {
+      method: 'POST',
+      querystring: '',
+      headers: {
+        'Content-Type': 'application/json',
+        'Http-Webhook-Id': delivery.headers['webhook-id'],
+        'Http-Webhook-Timestamp': delivery.headers['webhook-timestamp'],
+        'Http-Webhook-Signature': delivery.headers['webhook-signature'],
+      },
+      content: delivery.body,
+    };
+    const performed = await appTester(trigger.perform, bundle({ cleanedRequest: payload, rawRequest, subscribeData: hook }));
+    expect(performed).toEqual([payload.data]);
+    // Without the raw request (or a secret) the parsed body is taken as it is.
+    expect(await appTester(trigger.perform, bundle({ cleanedRequest: payload }))).toEqual([payload.data]);
+    // A body that was not signed with the hook's secret is refused.
+    const forged = { ...rawRequest, content: delivery.body.replace('Front counter', 'Back counter') };
+    await expect(appTester(trigger.perform, bundle({ cleanedRequest: payload, rawRequest: forged, subscribeData: hook }))).rejects.toThrow(
+      /signature does not match/,
+    );
+    const unsigned = { ...rawRequest, headers: { 'Content-Type': 'application/json' } };
+    await expect(appTester(trigger.perform, bundle({ cleanedRequest: payload, rawRequest: unsigned, subscribeData: hook }))).rejects.toThrow(
+      /signature headers are missing/,
+    );
+    // Another trigger's event type is not this trigger's item.
+    expect(await appTester(App.triggers.device_online.operation.perform, bundle({ cleanedRequest: payload }))).toEqual([]);
+
+    const gone = await appTester(trigger.performUnsubscribe, bundle({ subscribeData: hook }));
+    expect(gone).toEqual({ id: hook.id, unsubscribed: true });
+    expect(t.services.hooks.list(keyHash)).toEqual([]);
+    await api('/v1/hooks').expect(200, []);
+    // Unsubscribing again (Zapier retries) is not an error.
+    await expect(appTester(trigger.performUnsubscribe, bundle({ subscribeData: hook }))).resolves.toEqual({ id: hook.id, unsubscribed: true });
+  });
+
+  test('polling trigger: [] at first (baseline), then the offline event with an id; performList returns it too', async () => {
+    const fresh = buildTestApp({
+      dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')),
+      clock: new ManualClock(Date.now()),
+    });
+    const freshServer = fresh.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
+    process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    try {
+      const polling = App.triggers.device_offline_polling.operation;
+      const onlyFront = { device_ids: [frontCounter] };
+      expect(await appTester(polling.perform, bundle({ inputData: onlyFront }))).toEqual([]);
+      // The Zap editor's test of an empty trigger gets samples of the trigger's type instead.
+      const samples = await appTester(polling.perform, bundle({ inputData: onlyFront, meta: { isLoadingSample: true } }));
+      for (const sample of samples) expect(sample).toMatchObject({ type: 'device.offline', sample: true });
+
+      fresh.clock.advance(fresh.config.HEARTBEAT_TIMEOUT_MS);
+      expect((await fresh.services.poller.pollOnce()).events).toBeGreaterThan(0);
+      const events = await appTester(polling.perform, bundle({ inputData: onlyFront }));
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ type: 'device.offline', previous_status: 'online', status: 'offline', device: { id: frontCounter, name: 'Front counter' } });
+      expect(events[0].id).toEqual(expect.any(String));
+      const direct = await request(fresh.app).get(`/v1/triggers/device-status?type=device.offline&devices=${frontCounter}`).set('X-API-Key', demoKey).expect(200);
+      expect(events).toEqual(direct.body);
+
+      // Without a device filter: every offline event of the key, newest first, and no online ones.
+      const all = await appTester(polling.perform, bundle());
+      expect(all.length).toBeGreaterThan(1);
+      expect(all.every((e: Any) => e.type === 'device.offline')).toBe(true);
+      expect(new Set(all.map((e: Any) => e.id)).size).toBe(all.length);
+
+      // performList of the REST hook ("load samples") reads the same endpoint.
+      expect(await appTester(App.triggers.device_offline.operation.performList, bundle({ inputData: onlyFront }))).toEqual(events);
+
+      // Front counter comes back: the online polling trigger sees it.
+      fresh.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(formatMicros(fresh.clock.now() * 1000), frontCounter);
+      await fresh.services.poller.pollOnce();
+      const online = await appTester(App.triggers.device_online_polling.operation.perform, bundle({ inputData: { device_ids: frontCounter } }));
+      expect(online).toEqual([expect.objectContaining({ type: 'device.online', status: 'online', device: expect.objectContaining({ id: frontCounter }) })]);
+    } finally {
+      process.env.CONNECTOR_BASE_URL = base;
+      freshServer.closeAllConnections();
+      await new Promise<void>((resolve) => freshServer.close(() => resolve()));
+      await fresh.close();
+    }
+  });
+
+  test('performList falls back to samples of its own type when nothing happened yet', async () => {
+    const fresh = buildTestApp({ dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')), clock: new ManualClock(Date.now()) });
+    const freshServer = fresh.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
+    process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    try {
+      const sampleRes = await request(fresh.app).get('/v1/triggers/device-status/sample').set('X-API-Key', demoKey).expect(200);
+      for (const id of ['device_offline', 'device_online']) {
+        const type = id === 'device_offline' ? 'device.offline' : 'device.online';
+        const listed = await appTester(App.triggers[id].operation.performList, bundle());
+        expect(listed).toEqual((sampleRes.body as Array<{ type: string }>).filter((e) => e.type === type));
+      }
+      expect(sampleRes.body.length).toBeGreaterThan(0);
+    } finally {
+      process.env.CONNECTOR_BASE_URL = base;
+      freshServer.closeAllConnections();
+      await new Promise<void>((resolve) => freshServer.close(() => resolve()));
+      await fresh.close();
+    }
+  });
+});
+
+describe('npm run export -- zapier', () => {
+  interface Result {
+    code: number | null;
+    stdout: string;
+    stderr: string;
+  }
+
+  const run = (args: string[], timeoutMs = 30_000): Promise<Result> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, args, {
+        cwd: projectRoot,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  beforeAll(async () => {
+    // Compiles dist/ with tsc when it is missing or older than src/.
+    const build = await run([join(projectRoot, 'scripts', 'ensure-build.mjs')], 170_000);
+    if (build.code !== 0) throw new Error(`ensure-build failed (${build.code}):\n${build.stderr}${build.stdout}`);
+  }, 180_000);
+
+  test('writes the app into a new folder and says how to push it', async () => {
+    const out = join(tmp, 'cli', 'nested', 'zapier-app');
+    const result = await run([exportCli, 'zapier', '--out', out, '--base-url', 'https://signage.example.com/']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const expected = zapierApp(loadManifest(), { baseUrl: 'https://signage.example.com' });
+    for (const [path, text] of expected) {
+      expect(readFileSync(join(out, path), 'utf8')).toBe(text);
+      expect(result.stdout).toContain(path);
+    }
+    expect(result.stdout).toContain(`cd ${out} && npm install && zapier push`);
+    expect(readFileSync(join(out, 'lib', 'connector.js'), 'utf8')).toContain('"https://signage.example.com"');
+
+    // The written app loads and validates like the in-process one.
+    linkCore(out);
+    const written = require(join(out, 'index.js'));
+    const schemaTools = require('zapier-platform-core/src/tools/schema');
+    expect(schemaTools.validateApp(schemaTools.compileApp(written))).toEqual([]);
+  });
+
+  test('the default base URL is http://localhost:3000', async () => {
+    const out = join(tmp, 'cli-default');
+    const result = await run([exportCli, 'zapier', '--out', out]);
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(out, 'lib', 'connector.js'), 'utf8')).toContain('const DEFAULT_BASE_URL = "http://localhost:3000";');
+  });
+
+  test.each([
+    [[], /Missing the platform/],
+    [['make', '--out', 'x'], /Unknown platform "make"/],
+    [['zapier'], /Missing --out/],
+    [['zapier', '--out'], /argument missing|--out/],
+    [['zapier', '--out', 'x', '--verbose'], /Unknown option '--verbose'/],
+    [['zapier', 'extra', '--out', 'x'], /Unexpected argument "extra"/],
+    [['zapier', '--out', 'x', '--base-url', 'ftp://example.com'], /must be http:\/\/ or https:\/\//],
+  ])('bad arguments %j exit 1 with the usage line', async (args, message) => {
+    const result = await run([exportCli, ...(args as string[])]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(message as RegExp);
+    expect(result.stderr).toContain('Usage: npm run export -- zapier --out <dir> [--base-url <url>]');
+    expect(result.stdout).toBe('');
+  });
+});
