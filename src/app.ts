@@ -9,6 +9,7 @@ import { optionRoutes } from './http/options.js';
 import { triggerRoutes } from './http/triggers.js';
 import { hookRoutes } from './http/hooks.js';
 import { serviceRoutes } from './http/service.js';
+import { docsRoutes } from './http/docs.js';
 
 /** Builds the Express app from ready services. Never reads the environment, never listens. */
 export function createApp(services: Services): Express {
@@ -18,6 +19,7 @@ export function createApp(services: Services): Express {
   app.set('query parser', 'simple');
   app.use(requestLog(services.logger));
   app.use(serviceRoutes(services));
+  app.use(docsRoutes(services));
   app.use(optionRoutes(services));
   app.use(deviceRoutes(services));
   app.use(menuRoutes(services));

@@ -2,7 +2,8 @@ import { Router } from 'express';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import type { Device } from '../sources/types.js';
-import { QueryReader } from './query.js';
+import { parseParams, parseQuery } from './query.js';
+import { deviceListQuery, deviceParams } from './schemas.js';
 
 /** Seed 4.1 / CONTRACT 4: the device area, `Authorization: Bearer`, scope `device:read`. */
 export function deviceRoutes(services: Services): Router {
@@ -15,18 +16,15 @@ export function deviceRoutes(services: Services): Router {
   });
 
   router.get('/devices', auth, async (req, res) => {
-    const query = new QueryReader(req.query);
-    const isOnline = query.bool('is_online');
-    const ids = query.list('ids', 1000)?.map((id) => id.toLowerCase());
-    const page = query.int('page', 1, Number.MAX_SAFE_INTEGER, 1);
-    const pageSize = query.int('page_size', 1, 1000, 100);
-    query.done();
-    const result = await services.devices.list(principalOf(req), { isOnline, ids, page, pageSize });
+    const query = parseQuery(deviceListQuery, req.query);
+    const ids = query.ids?.map((id) => id.toLowerCase());
+    const result = await services.devices.list(principalOf(req), { isOnline: query.is_online, ids, page: query.page, pageSize: query.page_size });
     res.json({ total: result.total, data: result.data.map(listForm) });
   });
 
   router.get('/devices/:id', auth, async (req, res) => {
-    const device = await services.devices.get(principalOf(req), String(req.params.id));
+    const { id } = parseParams(deviceParams, req.params);
+    const device = await services.devices.get(principalOf(req), id);
     res.json({ ...device, id: device.id.toLowerCase() });
   });
 

@@ -1,5 +1,4 @@
 import express, { Router, type RequestHandler } from 'express';
-import { z } from 'zod';
 import type { Services } from '../services.js';
 import { authenticate, confirmDeviceKey, principalOf } from '../auth/authenticate.js';
 import { AppError, validationError } from '../errors.js';
@@ -7,21 +6,8 @@ import { jsonPath } from '../dataset/import.js';
 import { enrolKey } from '../triggers/device-triggers.js';
 import { eventTypes } from '../triggers/transitions.js';
 import { resolveTargetProblem } from '../webhooks/target-guard.js';
-
-const hookBody = z.object({
-  target_url: z.string({ error: 'target_url is required and must be a string' }).min(1, 'target_url is required').max(2048, 'target_url must be at most 2048 characters'),
-  events: z
-    .array(z.enum(eventTypes as [string, ...string[]], { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
-    .min(1, 'events must not be empty')
-    .max(2)
-    .optional(),
-  device_ids: z
-    .array(z.string().min(1).max(200), { error: 'device_ids must be an array of device ids or null' })
-    .min(1, 'device_ids must not be empty (use null for every device)')
-    .max(1000, 'device_ids must list at most 1000 ids')
-    .nullable()
-    .optional(),
-});
+import { parseParams } from './query.js';
+import { hookBody, hookParams } from './schemas.js';
 
 /** CONTRACT 6.4: REST-hook subscriptions and their delivery log. */
 export function hookRoutes(services: Services): Router {
@@ -43,7 +29,7 @@ export function hookRoutes(services: Services): Router {
     await enrolKey(services.watches, services.poller, principal, false);
     const { hook, created } = services.hooks.create(principal.keyHash, {
       target_url: parsed.data.target_url,
-      events: (parsed.data.events ?? [...eventTypes]) as typeof eventTypes[number][],
+      events: parsed.data.events ?? [...eventTypes],
       device_ids: parsed.data.device_ids?.map((id) => id.toLowerCase()) ?? null,
     });
     const { status_reason: _reason, ...shown } = hook;
@@ -55,16 +41,16 @@ export function hookRoutes(services: Services): Router {
   });
 
   router.get('/v1/hooks/:id', ...auth, (req, res) => {
-    res.json(services.hooks.get(principalOf(req).keyHash, String(req.params.id)));
+    res.json(services.hooks.get(principalOf(req).keyHash, parseParams(hookParams, req.params).id));
   });
 
   router.delete('/v1/hooks/:id', ...auth, (req, res) => {
-    services.hooks.delete(principalOf(req).keyHash, String(req.params.id));
+    services.hooks.delete(principalOf(req).keyHash, parseParams(hookParams, req.params).id);
     res.status(204).end();
   });
 
   router.get('/v1/hooks/:id/deliveries', ...auth, (req, res) => {
-    res.json(services.hooks.attempts(principalOf(req).keyHash, String(req.params.id)));
+    res.json(services.hooks.attempts(principalOf(req).keyHash, parseParams(hookParams, req.params).id));
   });
 
   return router;

@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
-import { QueryReader } from './query.js';
+import { parseQuery } from './query.js';
+import { groupsQuery } from './schemas.js';
 
 /** Seed 4.2 / CONTRACT 5: the menu area, `X-API-Key`, scope `menu:read`. */
 export function menuRoutes(services: Services): Router {
@@ -19,10 +20,8 @@ export function menuRoutes(services: Services): Router {
   });
 
   router.get('/v1/groups', auth, async (req, res) => {
-    const query = new QueryReader(req.query);
-    const filter = { menus: query.list('menus'), groups: query.list('groups'), tags: query.list('tags') };
-    query.done();
-    const groups = await services.menus.groups(principalOf(req), filter);
+    const { menus, groups: groupIds, tags } = parseQuery(groupsQuery, req.query);
+    const groups = await services.menus.groups(principalOf(req), { menus, groups: groupIds, tags });
     res.json({ metadata: { groups: { total: groups.length } }, groups });
   });
 

@@ -1,11 +1,10 @@
 import { Router, type Request } from 'express';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
-import { validationError } from '../errors.js';
-import type { OptionSource } from '../manifest/schema.js';
 import { resources } from '../options/resources.js';
-import { decodeCursor, matchesIfNoneMatch, renderOptions, type OptionFormat, type OptionQuery } from '../options/render.js';
-import { QueryReader } from './query.js';
+import { decodeCursor, matchesIfNoneMatch, renderOptions, type OptionQuery } from '../options/render.js';
+import { parseParams, parseQuery } from './query.js';
+import { optionParams, optionQuery } from './schemas.js';
 
 /**
  * CONTRACT 6.1: one GET endpoint per option source declared in the manifest. Responses are
@@ -21,9 +20,11 @@ export function optionRoutes(services: Services): Router {
       verify: services.keys[def.area],
       attempts: services.failedAttempts,
     });
+    const querySchema = optionQuery(source);
+    const paramsSchema = optionParams(source);
     router.get(source.path.replace(/\{([A-Za-z0-9]+)\}/g, ':$1'), auth, async (req, res) => {
-      const query = readOptionQuery(req, source);
-      const params = readParams(req, def.params);
+      const query = readOptionQuery(req, querySchema);
+      const params = parseParams(paramsSchema, req.params) as Record<string, string>;
       const { list, state, ttlMs } = await services.options.list(source, principalOf(req), params);
       const rendered = renderOptions(list, query);
       res.setHeader('ETag', rendered.etag);
@@ -42,33 +43,12 @@ export function optionRoutes(services: Services): Router {
   return router;
 }
 
-function readOptionQuery(req: Request, source: OptionSource): OptionQuery {
-  const query = new QueryReader(req.query);
-  const formats: OptionFormat[] = source.tree ? ['tuples', 'objects', 'n8n', 'tree'] : ['tuples', 'objects', 'n8n'];
-  const format = query.oneOf('format', formats, 'tuples');
-  const q = source.search ? query.string('q') : undefined;
-  const limit = query.int('limit', 1, source.paging.maxLimit);
-  const cursor = query.string('cursor');
-  const parent = format === 'tree' ? query.string('parent') : undefined;
-  query.done();
-  const problems = [];
-  if (q !== undefined && q.length > 200) problems.push({ path: 'q', message: 'q must be at most 200 characters' });
-  const offset = cursor === undefined ? 0 : decodeCursor(cursor);
-  if (offset === null) problems.push({ path: 'cursor', message: 'cursor is not valid; start again without it' });
-  if (problems.length > 0) throw validationError(problems);
-  return { format, q: q || undefined, limit, offset: offset ?? 0, parent: parent || undefined };
-}
-
-function readParams(req: Request, names: readonly string[]): Record<string, string> {
-  const params: Record<string, string> = {};
-  for (const name of names) {
-    const value = String(req.params[name] ?? '');
-    if (value.length === 0 || value.length > 200) {
-      throw validationError([{ path: name, message: `${name} must be 1 to 200 characters` }]);
-    }
-    params[name] = value;
-  }
-  return params;
+function readOptionQuery(req: Request, schema: ReturnType<typeof optionQuery>): OptionQuery {
+  // `parent` means something only with format=tree; otherwise it is not even looked at.
+  const raw = req.query.format === 'tree' ? req.query : { ...req.query, parent: undefined };
+  const { format, q, limit, cursor, parent } = parseQuery(schema, raw);
+  const offset = cursor === undefined ? 0 : decodeCursor(cursor) ?? 0;
+  return { format, q: q || undefined, limit, offset, parent: parent || undefined };
 }
 
 /** The same request with the next page's cursor, absolute. */

@@ -1,78 +1,80 @@
 import type { Request } from 'express';
+import { z } from 'zod';
 import { validationError, type ErrorDetail } from '../errors.js';
+
+/**
+ * Building blocks for query and path parameter schemas, and the one place their problems
+ * become a 400 (CONTRACT 3). The same zod schemas are read by the OpenAPI generator, so the
+ * output side of each (after parsing) is what the document shows: `page` is an integer with
+ * its range and default, `ids` an array of strings, `is_online` a boolean.
+ *
+ * Query values arrive as a string, or an array of strings when a parameter is repeated (the
+ * app uses the `simple` query parser). A repeated scalar is an error; lists may repeat.
+ */
 
 type Query = Request['query'];
 
-/**
- * Reads query parameters, collecting every problem so one 400 names them all (CONTRACT 3).
- * Unknown parameters are ignored. Call `done()` after the last read.
- */
-export class QueryReader {
-  private readonly problems: ErrorDetail[] = [];
-
-  constructor(private readonly query: Query) {}
-
-  private fail(path: string, message: string): undefined {
-    this.problems.push({ path, message });
-    return undefined;
-  }
-
-  /** One string value; a repeated parameter is an error. */
-  string(name: string): string | undefined {
-    const value = this.query[name];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string') return this.fail(name, `${name} must be given once`);
-    return value;
-  }
-
-  int(name: string, min: number, max: number, fallback: number): number;
-  int(name: string, min: number, max: number): number | undefined;
-  int(name: string, min: number, max: number, fallback?: number): number | undefined {
-    const text = this.string(name);
-    if (text === undefined) return fallback;
-    const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
-      this.fail(name, `${name} must be an integer ${range}`);
-      return fallback;
-    }
-    return n;
-  }
-
-  bool(name: string): boolean | undefined {
-    const text = this.string(name);
-    if (text === undefined) return undefined;
-    if (text === 'true') return true;
-    if (text === 'false') return false;
-    return this.fail(name, `${name} must be true or false`);
-  }
-
-  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-    const text = this.string(name);
-    if (text === undefined) return fallback;
-    if ((allowed as readonly string[]).includes(text)) return text as T;
-    this.fail(name, `${name} must be one of ${allowed.join(', ')}`);
-    return fallback;
-  }
-
-  /**
-   * Comma-separated values, trimmed, possibly repeated (`?tags=a&tags=b,c`). Present but
-   * empty is an error rather than "no filter", so an empty variable in a client cannot widen
-   * a query to everything.
-   */
-  list(name: string, max = 1000): string[] | undefined {
-    const raw = this.query[name];
-    if (raw === undefined) return undefined;
-    const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => (typeof v === 'string' ? v.split(',') : []));
-    const values = [...new Set(parts.map((v) => v.trim()).filter((v) => v !== ''))];
-    if (values.length === 0 || values.length > max) {
-      return this.fail(name, `${name} must list 1 to ${max} comma-separated values`);
-    }
-    return values;
-  }
-
-  /** Throws the collected 400, if any. */
-  done(): void {
-    if (this.problems.length > 0) throw validationError(this.problems);
-  }
+/** One value, not repeated. */
+export function scalarParam(name: string) {
+  return z.string({ error: `${name} must be given once` });
 }
+
+/** A decimal integer in [min, max]; surrounding spaces are tolerated, `1e3`, `0x10`, `1.5` are not. */
+export function intParam(name: string, min: number, max: number) {
+  const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+  const message = `${name} must be an integer ${range}`;
+  return scalarParam(name)
+    .regex(/^\s*\d+\s*$/, message)
+    .pipe(z.coerce.number<string>({ error: message }).int(message).min(min, message).max(max, message));
+}
+
+/** Exactly `true` or `false`. */
+export function boolParam(name: string) {
+  return scalarParam(name)
+    .pipe(z.enum(['true', 'false'], { error: `${name} must be true or false` }))
+    .transform((text) => text === 'true')
+    .pipe(z.boolean());
+}
+
+/** One of a closed set of strings. */
+export function enumParam<const T extends readonly [string, ...string[]]>(name: string, allowed: T) {
+  return scalarParam(name).pipe(z.enum(allowed, { error: `${name} must be one of ${allowed.join(', ')}` }));
+}
+
+/**
+ * Comma-separated values, trimmed, de-duplicated, possibly repeated (`?tags=a&tags=b,c`).
+ * Present but empty is an error rather than "no filter", so an empty variable in a client
+ * cannot widen a query to everything. `item` checks each value.
+ */
+export function listParam<T extends z.ZodType<string, string> = z.ZodString>(name: string, max = 1000, item?: T) {
+  const message = `${name} must list 1 to ${max} comma-separated values`;
+  return z
+    .union([z.string(), z.array(z.string())], { error: message })
+    .transform((raw) => {
+      const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(','));
+      return [...new Set(parts.map((value) => value.trim()).filter((value) => value !== ''))];
+    })
+    .pipe(z.array((item ?? z.string()) as T).min(1, message).max(max, message));
+}
+
+/** A schema over the whole query (or path parameters): an object of parameter schemas. */
+export type ParamsSchema = z.ZodObject<z.ZodRawShape>;
+
+/**
+ * Parses request parameters with a schema, collecting every problem so one 400 names them
+ * all: one detail per bad parameter (its first problem), the message being the first detail.
+ * Parameters the schema does not name are ignored.
+ */
+export function parseParams<S extends ParamsSchema>(schema: S, input: Query | Record<string, unknown>): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const details: ErrorDetail[] = [];
+  for (const issue of parsed.error.issues) {
+    const path = String(issue.path[0] ?? '');
+    if (!details.some((detail) => detail.path === path)) details.push({ path, message: issue.message });
+  }
+  throw validationError(details);
+}
+
+/** `parseParams` for `req.query`. */
+export const parseQuery = parseParams;

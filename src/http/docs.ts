@@ -1,0 +1,76 @@
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import express, { Router, type Request } from 'express';
+import type { Services } from '../services.js';
+import { buildOpenApiDocument, openApiDocument } from '../openapi/document.js';
+
+/** swagger-ui-dist's folder, found the way Node resolves the dependency. */
+const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+/**
+ * The files of swagger-ui-dist the page uses (and their source maps). Its `index.html` and
+ * `swagger-initializer.js` point at the public petstore, so they are not served.
+ */
+const servedAsset = /^\/(swagger-ui\.css|swagger-ui-bundle\.js|favicon-(16x16|32x32)\.png)(\.map)?$/;
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * `GET /openapi.json` (the OpenAPI 3.1 document, no key) and `GET /docs` (Swagger UI over it,
+ * every asset served from this service: the machines it runs on may have no internet).
+ */
+export function docsRoutes(services: Services): Router {
+  const router = Router();
+  const base = buildOpenApiDocument(services.manifest);
+  const publicUrl = services.config.PUBLIC_URL;
+  // Behind a proxy that adds a path prefix, PUBLIC_URL carries it; links stay root-relative.
+  const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
+  const serverUrl = (req: Request) => publicUrl ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+
+  router.get('/openapi.json', (req, res) => {
+    res.json(openApiDocument(base, serverUrl(req)));
+  });
+
+  const assets = `${prefix}/docs/assets`;
+  const init = {
+    url: `${prefix}/openapi.json`,
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    // Swagger UI would otherwise send the document to validator.swagger.io for a badge.
+    validatorUrl: null,
+    layout: 'BaseLayout',
+  };
+  const page = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(services.manifest.name)} — API reference</title>
+<link rel="stylesheet" href="${assets}/swagger-ui.css">
+<link rel="icon" type="image/png" href="${assets}/favicon-32x32.png" sizes="32x32">
+<link rel="icon" type="image/png" href="${assets}/favicon-16x16.png" sizes="16x16">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${assets}/swagger-ui-bundle.js"></script>
+<script>
+window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '\\u003c')}, { presets: [SwaggerUIBundle.presets.apis] }));
+</script>
+</body>
+</html>
+`;
+
+  router.get('/docs', (_req, res) => {
+    res.type('html').send(page);
+  });
+
+  router.use(
+    '/docs/assets',
+    (req, _res, next) => (servedAsset.test(req.path) ? next() : next('router')),
+    express.static(swaggerUiDir, { index: false, maxAge: '1h' }),
+  );
+
+  return router;
+}
