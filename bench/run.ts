@@ -3,6 +3,8 @@ import { progress, type BenchRow, type BenchSettings } from './lib/row.js';
 import { markdownTable, type TableRow } from './lib/table.js';
 import { optionsWarm } from './rows/options-warm.js';
 import { coldBurst } from './rows/cold-burst.js';
+import { poller } from './rows/poller.js';
+import { webhooks } from './rows/webhooks.js';
 
 /**
  * `npm run bench [-- <row> ...]`: runs the CONTRACT 9 rows (all, or those named) one after
@@ -14,7 +16,7 @@ import { coldBurst } from './rows/cold-burst.js';
  * BENCH_ROUNDS (interleaved rounds, default 5), BENCH_CONCURRENCY (connections, default 32),
  * BENCH_CLIENT (`raw` net sockets, default, or `http` for a node:http keep-alive Agent).
  */
-const rows: BenchRow[] = [optionsWarm, coldBurst];
+const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks];
 
 function readSettings(env: NodeJS.ProcessEnv): BenchSettings {
   const num = (name: string, fallback: number, min: number, max: number, integer: boolean): number => {

@@ -18,9 +18,10 @@ export function createApp(services: Services): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestLog(services.logger));
+  // Dropdowns are the hot path: matched first.
+  app.use(optionRoutes(services));
   app.use(serviceRoutes(services));
   app.use(docsRoutes(services));
-  app.use(optionRoutes(services));
   app.use(deviceRoutes(services));
   app.use(menuRoutes(services));
   app.use(triggerRoutes(services));

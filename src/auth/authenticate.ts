@@ -20,8 +20,8 @@ export interface AuthOptions {
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
-    /** Records a rejection of the presented key found after authentication; returns the challenge header. */
-    keyRejected?: () => Record<string, string> | undefined;
+    /** What a rejection of the key found after authentication (an upstream 401) must update. */
+    rejectionContext?: { client: string; challenge: Record<string, string> | undefined; attempts: FailedAttempts };
   }
 }
 
@@ -71,10 +71,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
       throw new AppError('invalid_scopes', 'Invalid scopes');
     }
     req.principal = principal;
-    req.keyRejected = () => {
-      options.attempts.recordFailure(client);
-      return challenge;
-    };
+    req.rejectionContext = { client, challenge, attempts: options.attempts };
     next();
   };
 }
@@ -86,8 +83,10 @@ export function authenticate(options: AuthOptions): RequestHandler {
  * challenge header as a locally refused key.
  */
 export const upstreamRejection: ErrorRequestHandler = (err, req, _res, next) => {
-  if (err instanceof AppError && err.code === 'invalid_key' && req.keyRejected) {
-    const challenge = req.keyRejected();
+  const context = req.rejectionContext;
+  if (err instanceof AppError && err.code === 'invalid_key' && context) {
+    context.attempts.recordFailure(context.client);
+    const challenge = context.challenge;
     next(challenge ? new AppError('invalid_key', err.message, undefined, challenge) : err);
     return;
   }

@@ -1,4 +1,5 @@
 import { Router, type Request } from 'express';
+import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import { resources } from '../options/resources.js';
@@ -22,22 +23,31 @@ export function optionRoutes(services: Services): Router {
     });
     const querySchema = optionQuery(source);
     const paramsSchema = optionParams(source);
+    // Parsed queries are memoised by their raw text: a dropdown repeats the same few.
+    const parsedQueries = new LRUCache<string, OptionQuery>({ max: 1000 });
     router.get(source.path.replace(/\{([A-Za-z0-9]+)\}/g, ':$1'), auth, async (req, res) => {
-      const query = readOptionQuery(req, querySchema);
+      const rawQuery = req.originalUrl.slice(req.originalUrl.indexOf('?') + 1 || req.originalUrl.length);
+      let query = parsedQueries.get(rawQuery);
+      if (!query) {
+        query = readOptionQuery(req, querySchema);
+        parsedQueries.set(rawQuery, query);
+      }
       const params = parseParams(paramsSchema, req.params) as Record<string, string>;
       const { list, state, ttlMs } = await services.options.list(source, principalOf(req), params);
       const rendered = renderOptions(list, query);
-      res.setHeader('ETag', rendered.etag);
-      res.setHeader('Cache-Control', `private, max-age=${Math.floor(ttlMs / 1000)}`);
-      res.setHeader('X-Total-Count', String(rendered.total));
-      res.setHeader('X-Cache', state);
-      if (rendered.nextCursor) res.setHeader('Link', `<${nextUrl(req, services.config.PUBLIC_URL, rendered.nextCursor)}>; rel="next"`);
+      const headers: Record<string, string> = {
+        ETag: rendered.etag,
+        'Cache-Control': `private, max-age=${Math.floor(ttlMs / 1000)}`,
+        'X-Total-Count': String(rendered.total),
+        'X-Cache': state,
+      };
+      if (rendered.nextCursor) headers.Link = `<${nextUrl(req, services.config.PUBLIC_URL, rendered.nextCursor)}>; rel="next"`;
       if (matchesIfNoneMatch(req.headers['if-none-match'], rendered.etag)) {
-        res.status(304).end();
+        res.writeHead(304, headers).end();
         return;
       }
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.end(rendered.body);
+      headers['Content-Type'] = 'application/json; charset=utf-8';
+      res.writeHead(200, headers).end(rendered.body);
     });
   }
   return router;

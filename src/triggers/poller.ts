@@ -47,9 +47,12 @@ export class DeviceStatusPoller {
 
   start(): void {
     this.stopped = false;
+    // Rounds start every intervalMs (not intervalMs after the previous round ended), so a
+    // change waits at most one interval to be seen.
     const tick = async () => {
+      const started = Date.now();
       await this.pollOnce().catch((err: unknown) => this.options.logger.error({ err }, 'poll round failed'));
-      if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs);
+      if (!this.stopped) this.timer = setTimeout(tick, Math.max(0, this.options.intervalMs - (Date.now() - started)));
     };
     this.timer = setTimeout(tick, Math.min(this.options.intervalMs, 1000));
   }

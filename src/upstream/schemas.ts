@@ -12,7 +12,11 @@ import type { Device, Group, Menu } from '../sources/types.js';
  * totals are recomputed so they always equal their arrays.
  */
 
+/** Already canonical (what a seed-conforming upstream sends): kept as it is, no re-formatting. */
+const canonical = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}Z$/;
+
 const timestamp = z.string().transform((value, ctx) => {
+  if (canonical.test(value) && !Number.isNaN(Date.parse(value))) return value;
   const micros = parseIso(value);
   if (micros === null) {
     ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 timestamp' });
@@ -41,8 +45,7 @@ export const deviceSchema: z.ZodType<Device, unknown> = z
     wifi_signal_strength: z.number().int().nullable(),
     updated_at: timestamp,
     created_at: timestamp,
-  })
-  .transform((d) => ({ ...d })) as z.ZodType<Device, unknown>;
+  }) as z.ZodType<Device, unknown>;
 
 export const devicePageSchema = z.object({
   total: z.number().int().min(0),
