@@ -18,8 +18,9 @@ export function createApp(services: Services): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestLog(services.logger));
-  // Dropdowns are the hot path: matched first.
-  app.use(optionRoutes(services));
+  // Dropdowns are the hot path: matched first, registered on the app itself (a nested
+  // router would add a second dispatch per request).
+  optionRoutes(services, app);
   app.use(serviceRoutes(services));
   app.use(docsRoutes(services));
   app.use(deviceRoutes(services));

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { type IRouter, type Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
@@ -11,8 +11,7 @@ import { optionParams, optionQuery } from './schemas.js';
  * CONTRACT 6.1: one GET endpoint per option source declared in the manifest. Responses are
  * rendered once per data version and query, with a strong ETag; `If-None-Match` gets 304.
  */
-export function optionRoutes(services: Services): Router {
-  const router = Router();
+export function optionRoutes<R extends IRouter>(services: Services, router: R): R {
   for (const source of services.manifest.optionSources) {
     const def = resources[source.resource]!;
     const auth = authenticate({
@@ -23,16 +22,15 @@ export function optionRoutes(services: Services): Router {
     });
     const querySchema = optionQuery(source);
     const paramsSchema = optionParams(source);
-    // Parsed queries are memoised by their raw text: a dropdown repeats the same few.
-    const parsedQueries = new LRUCache<string, OptionQuery>({ max: 1000 });
+    // Parsed path parameters and queries are memoised by the raw URL: a dropdown repeats the same few.
+    const parsedRequests = new LRUCache<string, { query: OptionQuery; params: Record<string, string> }>({ max: 1000 });
     router.get(source.path.replace(/\{([A-Za-z0-9]+)\}/g, ':$1'), auth, async (req, res) => {
-      const rawQuery = req.originalUrl.slice(req.originalUrl.indexOf('?') + 1 || req.originalUrl.length);
-      let query = parsedQueries.get(rawQuery);
-      if (!query) {
-        query = readOptionQuery(req, querySchema);
-        parsedQueries.set(rawQuery, query);
+      let parsed = parsedRequests.get(req.originalUrl);
+      if (!parsed) {
+        parsed = { query: readOptionQuery(req, querySchema), params: parseParams(paramsSchema, req.params) as Record<string, string> };
+        parsedRequests.set(req.originalUrl, parsed);
       }
-      const params = parseParams(paramsSchema, req.params) as Record<string, string>;
+      const { query, params } = parsed;
       const { list, state, ttlMs } = await services.options.list(source, principalOf(req), params);
       const rendered = renderOptions(list, query);
       const headers: Record<string, string> = {
@@ -47,6 +45,7 @@ export function optionRoutes(services: Services): Router {
         return;
       }
       headers['Content-Type'] = 'application/json; charset=utf-8';
+      headers['Content-Length'] = String(rendered.body.length);
       res.writeHead(200, headers).end(rendered.body);
     });
   }
