@@ -13,7 +13,6 @@ export const errorStatus = {
   rate_limited: 429,
   internal: 500,
   upstream_unavailable: 502,
-  not_ready: 503,
   upstream_timeout: 504,
 } as const;
 

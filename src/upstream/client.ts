@@ -62,10 +62,6 @@ export class UpstreamClient {
 
   constructor(private readonly options: UpstreamClientOptions) {}
 
-  get baseUrl(): string {
-    return this.options.baseUrl;
-  }
-
   /** Milliseconds since the upstream last answered anything (even an error status). */
   sinceLastAnswer(): number {
     return this.options.clock.now() - this.lastAnswerAt;
