@@ -1,7 +1,7 @@
 // Builds dist/ when it is missing or older than a source file, so `npm start` works on a
 // fresh clone. Kept dependency-free: it runs before anything is compiled.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -17,6 +17,26 @@ function newestMtime(dir) {
   }
   return newest;
 }
+
+// One build at a time: test suites started together (jest workers) wait for the first one's
+// build instead of running tsc over the same files at once. A lock older than 5 minutes is
+// left over from a killed build and taken over.
+const lock = join(root, '.build-lock');
+const waitUntil = Date.now() + 300_000;
+for (;;) {
+  try {
+    mkdirSync(lock);
+    break;
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw err;
+    if (Date.now() - statSync(lock).mtimeMs > 300_000 || Date.now() > waitUntil) {
+      rmdirSync(lock);
+      continue;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+}
+process.on('exit', () => rmdirSync(lock));
 
 const sources = Math.max(
   newestMtime(join(root, 'src')),

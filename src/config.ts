@@ -53,7 +53,15 @@ const envSchema = z.object({
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
+  LOG_FORMAT: z.enum(['auto', 'pretty', 'json'], { message: 'must be one of auto, pretty, json' }).default('auto'),
   PUBLIC_URL: baseUrl.optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
+    .optional(),
+  DATABASE_POOL_SIZE: intIn(1, 1000).default(10),
+  WEBHOOK_TARGET_CONCURRENCY: intIn(1, 1000).default(8),
+  METRICS_TOKEN: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof envSchema>;
@@ -68,12 +76,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // An empty variable means "unset", as shells and .env files commonly produce them.
     if (value !== undefined && value !== '') relevant[key] = value;
   }
-  const parsed = envSchema.safeParse(relevant);
+  const parsed = envSchema
+    .refine((c) => !c.DATABASE_URL || c.CONNECTOR_SECRET, {
+      path: ['CONNECTOR_SECRET'],
+      message: 'must be set when DATABASE_URL is: every replica must seal and open secrets with the same one',
+    })
+    .safeParse(relevant);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
     // JSON-quoted so a value with a newline cannot break the promised single line.
-    const shown = relevant[name] === undefined || name === 'CONNECTOR_SECRET' ? '' : ` (got ${JSON.stringify(relevant[name])})`;
+    const shown = relevant[name] === undefined || name === 'CONNECTOR_SECRET' || name === 'DATABASE_URL' ? '' : ` (got ${JSON.stringify(relevant[name])})`;
     throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
   }
   return parsed.data;

@@ -22,7 +22,10 @@ import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
+import { Metrics } from './metrics/metrics.js';
+import { queueStats } from './metrics/queue-stats.js';
 
 /** Everything routes need, built once and handed to `createApp`. */
 export interface Services {
@@ -50,6 +53,9 @@ export interface Services {
   poller: DeviceStatusPoller;
   hooks: HookStore;
   deliverer: WebhookDeliverer;
+  deliveryQueue: DeliveryQueue;
+  /** This app's Prometheus metrics (`GET /metrics`). */
+  metrics: Metrics;
   /** Starts background work: the device-status poller and the webhook deliverer. */
   start(): void;
   /** Named checks for `/readyz`: `ok` or what is wrong. */
@@ -72,38 +78,48 @@ export interface ServiceDeps {
 }
 
 const recentAnswerMs = 60_000;
+/** /readyz waits this long for the database before calling it unavailable. */
+const readinessTimeoutMs = 2000;
+/** How often this replica forgets ended failed-attempt windows. */
+const housekeepingMs = 60_000;
 
 /** The composition root: picks embedded or upstream per area and wires caches around them. */
 export function buildServices(deps: ServiceDeps): Services {
   const { config, logger, clock, db } = deps;
   const verdicts = new KeyVerdicts(clock, config.OPTIONS_CACHE_TTL_MS);
+  // The queue gauges read the database at scrape time (the poller exists by then).
+  const metrics: Metrics = new Metrics(() => queueStats(deliveryQueue, watches)());
   const embeddedVerify = embeddedKeyVerifier(db, clock);
   const client = (area: 'device' | 'menu', baseUrl: string | undefined) =>
     baseUrl
-      ? new UpstreamClient({ baseUrl, area, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: config.UPSTREAM_RETRIES, logger, clock, fetch: deps.fetch })
+      ? new UpstreamClient({ baseUrl, area, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: config.UPSTREAM_RETRIES, logger, clock, fetch: deps.fetch, metrics })
       : null;
   const deviceClient = client('device', config.DEVICE_API_URL);
   const menuClient = client('menu', config.MENU_API_URL);
-  const cache = (ttlMs: number, staleWhileRevalidate = true) => new CachedLoader({ clock, logger, ttlMs, staleWhileRevalidate });
+  const cache = (name: string, ttlMs: number, staleWhileRevalidate = true) =>
+    new CachedLoader({ clock, logger, ttlMs, staleWhileRevalidate, metrics: { metrics, name } });
 
   // Raw sources feed option lists (which have their own cache); routes get cached ones.
   const rawDevices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts) : embeddedDeviceSource(db, clock, config.HEARTBEAT_TIMEOUT_MS);
   const rawMenus = menuClient ? upstreamMenuSource(menuClient, verdicts) : embeddedMenuSource(db);
-  const devices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts, cache(config.DEVICE_CACHE_TTL_MS)) : rawDevices;
-  const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache(config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
+  const devices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts, cache('devices', config.DEVICE_CACHE_TTL_MS)) : rawDevices;
+  const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache('menus', config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
   const upstreamVerify = upstreamKeyVerifier(verdicts);
-  const ping = db.prepare('SELECT 1').pluck();
   const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
   const watches = new WatchStore(db, box, clock);
   const eventLog = new EventLog(db, clock);
+  const deliveryQueue = new DeliveryQueue(db, clock);
+  const failedAttempts = new FailedAttempts(db, clock);
   const deliverer = new WebhookDeliverer({
-    db,
+    queue: deliveryQueue,
     clock,
     logger,
     box,
     send: deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, config.WEBHOOK_ALLOW_PRIVATE_TARGETS),
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    perTargetConcurrency: config.WEBHOOK_TARGET_CONCURRENCY,
+    metrics,
   });
   const poller = new DeviceStatusPoller({
     db,
@@ -114,9 +130,14 @@ export function buildServices(deps: ServiceDeps): Services {
     log: eventLog,
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,
+    // Longer than one poll can take (every attempt of a page timing out), so a slow poll is
+    // not taken over by another replica while it runs.
+    leaseMs: config.POLL_INTERVAL_MS + config.UPSTREAM_TIMEOUT_MS * (config.UPSTREAM_RETRIES + 1),
     onEvents: () => deliverer.wake(),
+    metrics,
   });
 
+  let housekeeping: NodeJS.Timeout | null = null;
   return {
     config,
     logger,
@@ -144,26 +165,30 @@ export function buildServices(deps: ServiceDeps): Services {
     },
     options: new OptionsService(
       { devices: rawDevices, menus: rawMenus },
-      { menu: cache(config.OPTIONS_CACHE_TTL_MS, menuClient !== null), device: cache(config.DEVICE_CACHE_TTL_MS, deviceClient !== null) },
+      { menu: cache('menu_options', config.OPTIONS_CACHE_TTL_MS, menuClient !== null), device: cache('device_options', config.DEVICE_CACHE_TTL_MS, deviceClient !== null) },
     ),
-    failedAttempts: new FailedAttempts(clock),
+    failedAttempts,
     watches,
     eventLog,
     poller,
     hooks: new HookStore(db, box, clock),
     deliverer,
+    deliveryQueue,
+    metrics,
     start() {
       poller.start();
       deliverer.start();
+      housekeeping = setInterval(() => {
+        void failedAttempts.prune().catch((err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped'));
+      }, housekeepingMs);
+      housekeeping.unref();
     },
     async readiness() {
       const checks: Record<string, string> = {};
-      try {
-        ping.get();
-        checks.database = 'ok';
-      } catch (err) {
-        checks.database = (err as Error).message;
-      }
+      checks.database = await withTimeout(db.ping(), readinessTimeoutMs).then(
+        () => 'ok',
+        (err: unknown) => (err instanceof TimeoutError ? 'not answering' : 'unavailable'),
+      );
       const upstream = async (c: UpstreamClient, probePath: string) =>
         c.sinceLastAnswer() < recentAnswerMs || (await c.probe(probePath)) ? 'ok' : 'not answering';
       if (deviceClient) checks.device_upstream = await upstream(deviceClient, '/devices?page_size=1');
@@ -171,8 +196,19 @@ export function buildServices(deps: ServiceDeps): Services {
       return checks;
     },
     async close() {
+      if (housekeeping) clearInterval(housekeeping);
       await poller.stop();
       await deliverer.stop();
     },
   };
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError()), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,9 +1,10 @@
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import { AppError } from '../errors.js';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { AppError, type ErrorDetail } from '../errors.js';
 import type { Principal } from '../sources/types.js';
 import type { KeyVerifier } from './embedded-keys.js';
-import type { FailedAttempts } from './failed-attempts.js';
-import { isWellFormedKey } from './keys.js';
+import type { Attempt, FailedAttempts } from './failed-attempts.js';
+import { hashKey, isWellFormedKey } from './keys.js';
+import { forwardedFor } from '../http/forwarded-for.js';
 
 export type Scope = 'device:read' | 'menu:read' | 'hooks:write';
 
@@ -21,7 +22,7 @@ declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
     /** What a rejection of the key found after authentication (an upstream 401) must update. */
-    rejectionContext?: { client: string; challenge: Record<string, string> | undefined; attempts: FailedAttempts };
+    rejectionContext?: { challenge: Record<string, string> | undefined; attempt: Attempt | null };
   }
 }
 
@@ -40,6 +41,25 @@ function presentedKey(req: Request, headers: KeyHeaders): string | undefined {
 }
 
 /**
+ * Why no key was found, when the request did send one somewhere this route does not read it
+ * (CONTRACT 2): the other area's header, or an Authorization header that is not `Bearer <key>`.
+ */
+function missingKeyHint(req: Request, headers: KeyHeaders): ErrorDetail[] | undefined {
+  const apiKey = req.headers['x-api-key'];
+  const authorization = req.headers.authorization;
+  if (headers === 'bearer' && typeof apiKey === 'string' && apiKey !== '') {
+    return [{ path: 'Authorization', message: 'The device area reads the key from the Authorization header as "Bearer <key>"; X-API-Key is read only under /v1' }];
+  }
+  if (headers === 'x-api-key' && bearerToken(req) !== undefined) {
+    return [{ path: 'X-API-Key', message: 'This route reads the key from the X-API-Key header; Authorization: Bearer is read only by /devices and the device-data routes under /v1' }];
+  }
+  if (headers !== 'x-api-key' && authorization) {
+    return [{ path: 'Authorization', message: 'The Authorization header must be "Bearer <key>"' }];
+  }
+  return undefined;
+}
+
+/**
  * Authenticates the request and checks its scope. Order matters: a client over the
  * failed-attempt limit is refused before its key is even looked at; a malformed key is
  * rejected without any database or upstream look-up. Scopes are checked only where the
@@ -47,45 +67,70 @@ function presentedKey(req: Request, headers: KeyHeaders): string | undefined {
  */
 export function authenticate(options: AuthOptions): RequestHandler {
   const challenge = options.headers === 'bearer' ? { 'WWW-Authenticate': 'Bearer' } : undefined;
-  return async (req, _res, next) => {
+  return async (req, res, next) => {
     // The socket address (trust proxy is off, so req.ip would parse its way to the same value).
     const client = req.socket.remoteAddress ?? 'unknown';
+    const tooMany = (seconds: number) => new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(seconds) });
     const retryAfter = options.attempts.retryAfterSeconds(client);
-    if (retryAfter > 0) {
-      throw new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(retryAfter) });
-    }
+    if (retryAfter > 0) throw tooMany(retryAfter);
     const key = presentedKey(req, options.headers);
-    if (key === undefined) throw new AppError('missing_key', 'Missing API key', undefined, challenge);
+    if (key === undefined) throw new AppError('missing_key', 'Missing API key', missingKeyHint(req, options.headers), challenge);
+    // A key verified moments ago is no guess; any other key is an attempt, counted before it
+    // is looked up or sent upstream.
+    let attempt: Attempt | null = null;
+    const wellFormed = isWellFormedKey(key);
+    const keyHash = hashKey(key);
+    if (!wellFormed || !options.verify.isKnownGood?.(keyHash)) {
+      const begun = await options.attempts.begin(client, keyHash);
+      if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
+      attempt = begun;
+    }
     let principal: Principal;
     try {
-      if (!isWellFormedKey(key)) throw new AppError('invalid_key', 'Invalid API key');
-      principal = { ...(await options.verify(key)), requestId: req.id };
+      if (!wellFormed) throw new AppError('invalid_key', 'Invalid API key');
+      const verified = await options.verify(key, keyHash);
+      // Only upstream calls carry the caller's address (scopes null = an upstream decides).
+      principal = { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_key') {
-        options.attempts.recordFailure(client);
+        attempt?.failed();
         throw new AppError('invalid_key', err.message, undefined, challenge);
       }
       throw err;
     }
+    // Upstream mode learns whether the key is good from the upstream's answer; embedded keys
+    // are known good already.
+    if (attempt && principal.scopes !== null) await attempt.succeeded();
+    else if (attempt) settleWithResponse(res, attempt);
     if (options.scope && principal.scopes && !principal.scopes.has(options.scope)) {
       throw new AppError('invalid_scopes', 'Invalid scopes');
     }
     req.principal = principal;
-    req.rejectionContext = { client, challenge, attempts: options.attempts };
+    req.rejectionContext = { challenge, attempt: principal.scopes === null ? attempt : null };
     next();
   };
 }
 
 /**
+ * Upstream mode: an attempt with a key the connector cannot judge is settled by the answer:
+ * anything but a 401 means the upstream accepted the key, and the attempt stops counting.
+ */
+function settleWithResponse(res: Response, attempt: Attempt): void {
+  res.once('finish', () => {
+    if (res.statusCode !== 401) void attempt.succeeded().catch(() => undefined);
+  });
+}
+
+/**
  * Upstream mode learns that a key is bad only when the upstream answers 401, after this
- * middleware let the request through. Such a 401 still counts as a failed attempt of the
- * client (so guessing keys is rate-limited here, not at the upstream) and carries the same
+ * middleware let the request through. The attempt, counted when it started, stays counted
+ * (so guessing keys is rate-limited here, not at the upstream), and the 401 carries the same
  * challenge header as a locally refused key.
  */
 export const upstreamRejection: ErrorRequestHandler = (err, req, _res, next) => {
   const context = req.rejectionContext;
   if (err instanceof AppError && err.code === 'invalid_key' && context) {
-    context.attempts.recordFailure(context.client);
+    context.attempt?.failed();
     const challenge = context.challenge;
     next(challenge ? new AppError('invalid_key', err.message, undefined, challenge) : err);
     return;

@@ -5,17 +5,33 @@ import { AppError } from '../errors.js';
 import type { Principal } from '../sources/types.js';
 import { hashKey, sameHash } from './keys.js';
 
-/** Resolves a key to who holds it; throws 401 `Invalid API key`. */
-export type KeyVerifier = (key: string) => Promise<Principal>;
+/**
+ * Resolves a key (its SHA-256 hash may be passed along) to who holds it; throws 401
+ * `Invalid API key`. `isKnownGood(keyHash)`: the key was
+ * verified moments ago, so using it is no guess (it then does not count as an attempt).
+ */
+export type KeyVerifier = ((key: string, keyHash?: string) => Promise<Principal>) & { isKnownGood?: (keyHash: string) => boolean };
 
-interface KeyRow {
+export interface KeyRecord {
   key_id: string;
   key_name: string;
   key_sha256: string;
-  scopes: string;
+  scopes: string[];
   user_id: string;
   account_id: string;
   account_name: string;
+}
+
+/** The catalog's record of a key by its SHA-256 hash, with its user and account. */
+export async function keyByHash(db: Db, keyHash: string): Promise<KeyRecord | undefined> {
+  const row = await db.kysely
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .innerJoin('accounts as a', 'a.id', 'u.account_id')
+    .select(['k.id as key_id', 'k.name as key_name', 'k.key_sha256', 'k.scopes', 'u.id as user_id', 'a.id as account_id', 'a.name as account_name'])
+    .where('k.key_sha256', '=', keyHash)
+    .executeTakeFirst();
+  return row && { ...row, scopes: JSON.parse(row.scopes) as string[] };
 }
 
 /** How long a verified key is trusted without a new look-up (a revocation shows within this). */
@@ -28,24 +44,19 @@ export const verifiedKeyTtlMs = 5000;
  * never remembered, so every bad attempt is looked up and counted.
  */
 export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
-  const byHash = db.prepare(`SELECT k.id AS key_id, k.name AS key_name, k.key_sha256, k.scopes, u.id AS user_id,
-      a.id AS account_id, a.name AS account_name
-    FROM api_keys k JOIN users u ON u.id = k.user_id JOIN accounts a ON a.id = u.account_id
-    WHERE k.key_sha256 = ?`);
   const verified = new LRUCache<string, { until: number; principal: Omit<Principal, 'key'> }>({ max: 10_000 });
-  return async (key) => {
-    const keyHash = hashKey(key);
+  const verify: KeyVerifier = async (key, keyHash = hashKey(key)) => {
     const now = clock.now();
     const hit = verified.get(keyHash);
     if (hit && hit.until > now) return { ...hit.principal, key };
-    const row = byHash.get(keyHash) as KeyRow | undefined;
+    const row = await keyByHash(db, keyHash);
     if (!row || !sameHash(row.key_sha256, keyHash)) {
       verified.delete(keyHash);
       throw new AppError('invalid_key', 'Invalid API key');
     }
     const principal = {
       keyHash,
-      scopes: new Set(JSON.parse(row.scopes) as string[]),
+      scopes: new Set(row.scopes),
       keyId: row.key_id,
       keyName: row.key_name,
       userId: row.user_id,
@@ -55,4 +66,6 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
     verified.set(keyHash, { until: now + verifiedKeyTtlMs, principal });
     return { ...principal, key };
   };
+  verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.until ?? 0) > clock.now();
+  return verify;
 }

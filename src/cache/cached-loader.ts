@@ -2,6 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Clock } from '../time/timestamps.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { CounterHandle } from '../metrics/collector.js';
 
 /** How a value was served; shown to clients as `X-Cache`. */
 export type CacheState = 'HIT' | 'MISS' | 'STALE';
@@ -29,6 +31,8 @@ export interface CachedLoaderOptions {
   staleWhileRevalidate?: boolean;
   maxEntries?: number;
   maxBytes?: number;
+  /** Counts hits, misses and stale answers under this cache name (a fixed word, never a key). */
+  metrics?: { metrics: Metrics; name: string };
 }
 
 interface Entry<T> {
@@ -52,8 +56,11 @@ interface Entry<T> {
 export class CachedLoader {
   private readonly entries: LRUCache<string, Entry<unknown>>;
   private readonly inflight = new Map<string, Promise<Entry<unknown>>>();
+  private readonly counted: Record<CacheState, CounterHandle> | undefined;
 
   constructor(private readonly options: CachedLoaderOptions) {
+    const c = options.metrics?.metrics.cacheCounters(options.metrics.name);
+    this.counted = c && { HIT: c.hit, MISS: c.miss, STALE: c.stale };
     this.entries = new LRUCache<string, Entry<unknown>>({
       max: options.maxEntries ?? 5000,
       maxSize: options.maxBytes ?? 64 * 1024 * 1024,
@@ -69,23 +76,28 @@ export class CachedLoader {
     const { ttlMs, clock } = this.options;
     const entry = this.entries.get(key) as Entry<T> | undefined;
     const age = entry ? clock.now() - entry.fetchedAt : Infinity;
-    if (entry && age < ttlMs) return { value: entry.value, state: 'HIT' };
+    if (entry && age < ttlMs) return this.served(entry.value, 'HIT');
     if (entry && age < 2 * ttlMs && this.options.staleWhileRevalidate !== false) {
       this.refresh(key, load).catch((err: unknown) => {
         this.options.logger.warn({ err: describe(err), cacheKey: redactKey(key) }, 'background refresh failed');
       });
-      return { value: entry.value, state: 'STALE' };
+      return this.served(entry.value, 'STALE');
     }
     try {
       const fresh = await this.refresh(key, load);
-      return { value: fresh.value, state: 'MISS' };
+      return this.served(fresh.value, 'MISS');
     } catch (err) {
       // Stale-if-error covers an upstream that is down (5xx, timeout, bad body), not a 4xx
       // verdict it gave: a revoked key (401) or a deleted device (404) must not keep being
       // served the last good copy for up to 10×TTL.
-      if (entry && age < 10 * ttlMs && !isVerdict(err)) return { value: entry.value, state: 'STALE' };
+      if (entry && age < 10 * ttlMs && !isVerdict(err)) return this.served(entry.value, 'STALE');
       throw err;
     }
+  }
+
+  private served<T>(value: T, state: CacheState): CachedValue<T> {
+    this.counted?.[state].inc();
+    return { value, state };
   }
 
   /** Forgets one key (or every key starting with a prefix). */
@@ -127,7 +139,10 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Cache keys start with a key hash; log only its first characters. */
+/**
+ * Cache keys start with a key hash, then say what is cached, then its ids and parameters
+ * (anything a user typed, a pasted key included): log the hash's first characters and the kind.
+ */
 function redactKey(key: string): string {
-  return key.replace(/^([0-9a-f]{8})[0-9a-f]{56}/, '$1…');
+  return key.replace(/^([0-9a-f]{8})[0-9a-f]{56}/, '$1…').replace(/^([^|]*\|[A-Za-z_-]*)[|/?].*$/s, '$1…');
 }

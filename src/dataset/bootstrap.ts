@@ -7,14 +7,14 @@ import { importDataset, readDatasetFile, type ImportSummary } from './import.js'
  * CONTRACT 1 `DATASET`: a given dataset is imported at every start, before listening; with
  * none and an empty catalog, the bundled demo dataset is imported so `npm start` just works.
  */
-export function bootstrapCatalog(db: Db, datasetPath: string | undefined, nowMs: number, logger: Logger): ImportSummary | null {
-  const file = datasetPath ?? (isCatalogEmpty(db) ? demoDatasetPath : undefined);
+export async function bootstrapCatalog(db: Db, datasetPath: string | undefined, nowMs: number, logger: Logger): Promise<ImportSummary | null> {
+  const file = datasetPath ?? ((await isCatalogEmpty(db)) ? demoDatasetPath : undefined);
   if (!file) return null;
-  const summary = importDataset(db, readDatasetFile(file), { nowMs });
+  const summary = await importDataset(db, readDatasetFile(file), { nowMs });
   logger.info({ file, upserted: summary.upserted }, 'dataset imported');
   return summary;
 }
 
-export function isCatalogEmpty(db: Db): boolean {
-  return db.prepare('SELECT 1 FROM accounts LIMIT 1').get() === undefined;
+export async function isCatalogEmpty(db: Db): Promise<boolean> {
+  return (await db.kysely.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) === undefined;
 }

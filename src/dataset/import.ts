@@ -1,12 +1,16 @@
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { Tables } from '../db/tables.js';
 import { hashKey } from '../auth/keys.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
 import type { Group, Item } from '../sources/types.js';
 import { datasetSchema, type Dataset, type GroupInput, type ItemInput } from './schema.js';
 import { checkReferences } from './references.js';
+import { chunks, inChunks } from '../db/chunks.js';
+import { locateJsonError } from './json-position.js';
 
 export interface DatasetIssue {
   path: string;
@@ -75,7 +79,9 @@ export function readDatasetFile(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new DatasetError(`Dataset ${file} is not valid JSON: ${(err as Error).message}`, []);
+    const at = locateJsonError(text);
+    const where = at ? ` at line ${at.line}, column ${at.column}` : '';
+    throw new DatasetError(`Dataset ${file} is not valid JSON${where}: ${at?.reason ?? (err as Error).message}`, []);
   }
 }
 
@@ -83,15 +89,17 @@ export function readDatasetFile(file: string): unknown {
  * Upserts a dataset by id in one transaction: all of it or nothing (CONTRACT 7). With `prune`,
  * whatever the file lacks is deleted too. A plain `key` is hashed here and never stored.
  */
-export function importDataset(db: Db, document: unknown, options: ImportOptions): ImportSummary {
+export async function importDataset(db: Db, document: unknown, options: ImportOptions): Promise<ImportSummary> {
   const dataset = parseDataset(document);
-  const issues = [...checkTimestamps(dataset, options.nowMs), ...checkReferences(db, dataset, Boolean(options.prune))];
-  if (issues.length > 0) throw new DatasetError(`Invalid dataset: ${issues.length} problem(s)`, issues);
-  return db.transaction(() => {
-    const pruned = options.prune ? pruneMissing(db, dataset) : emptyCounts();
-    writeDataset(db, dataset, options.nowMs);
+  const timeIssues = checkTimestamps(dataset, options.nowMs);
+  // References are checked inside the transaction, against what it will write over.
+  return db.transaction(async (trx) => {
+    const issues = [...timeIssues, ...(await checkReferences(trx, dataset, Boolean(options.prune)))];
+    if (issues.length > 0) throw new DatasetError(`Invalid dataset: ${issues.length} problem(s)`, issues);
+    const pruned = options.prune ? await pruneMissing(trx, dataset) : emptyCounts();
+    await writeDataset(trx, dataset, options.nowMs);
     return { upserted: countsOf(dataset), pruned };
-  }).immediate();
+  });
 }
 
 /**
@@ -127,98 +135,111 @@ function countsOf(dataset: Dataset): EntityCounts {
   };
 }
 
-function pruneMissing(db: Db, dataset: Dataset): EntityCounts {
-  const prune = (table: string, ids: string[]): number =>
-    db.prepare(`DELETE FROM ${table} WHERE id NOT IN (SELECT value FROM json_each(?))`).run(JSON.stringify(ids)).changes;
+async function pruneMissing(trx: Kysely<Tables>, dataset: Dataset): Promise<EntityCounts> {
+  const prune = async (table: 'api_keys' | 'devices' | 'menus' | 'users' | 'accounts', keep: string[]): Promise<number> => {
+    const kept = new Set(keep);
+    const missing = (await trx.selectFrom(table).select('id').execute()).map((r) => r.id).filter((id) => !kept.has(id));
+    const deleted = await inChunks(missing, async (ids) => [Number((await trx.deleteFrom(table).where('id', 'in', ids).executeTakeFirst()).numDeletedRows)]);
+    return deleted.reduce((a, b) => a + b, 0);
+  };
   // Children first, so each count is what that table lost on its own account.
-  const api_keys = prune('api_keys', dataset.api_keys.map((k) => k.id));
-  const devices = prune('devices', dataset.devices.map((d) => d.id.toLowerCase()));
-  const menus = prune('menus', dataset.menus.map((m) => m.id));
-  const users = prune('users', dataset.users.map((u) => u.id));
-  const accounts = prune('accounts', dataset.accounts.map((a) => a.id));
+  const api_keys = await prune('api_keys', dataset.api_keys.map((k) => k.id));
+  const devices = await prune('devices', dataset.devices.map((d) => d.id.toLowerCase()));
+  const menus = await prune('menus', dataset.menus.map((m) => m.id));
+  const users = await prune('users', dataset.users.map((u) => u.id));
+  const accounts = await prune('accounts', dataset.accounts.map((a) => a.id));
   // Returned in the same key order as `upserted`, so the CLI prints both lines alike.
   return { accounts, users, api_keys, devices, menus };
 }
 
-function writeDataset(db: Db, dataset: Dataset, nowMs: number): void {
-  const ts = (value: string): string => formatMicros(parseTimestamp(value, nowMs)!);
-  const tsOrNull = (value: string | null): string | null => (value === null ? null : ts(value));
-  const upsertAccount = db.prepare(
-    'INSERT INTO accounts (id, name) VALUES (@id, @name) ON CONFLICT(id) DO UPDATE SET name = excluded.name',
-  );
-  const upsertUser = db.prepare(`INSERT INTO users (id, account_id, name) VALUES (@id, @account_id, @name)
-    ON CONFLICT(id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name`);
-  const upsertKey = db.prepare(`INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at)
-    VALUES (@id, @user_id, @name, @key_sha256, @scopes, @created_at)
-    ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, name = excluded.name,
-      key_sha256 = excluded.key_sha256, scopes = excluded.scopes`);
-  for (const account of dataset.accounts) upsertAccount.run(account);
-  for (const user of dataset.users) upsertUser.run(user);
-  // Park the hashes of the keys this file rewrites first: checkReferences lets keys in the file
-  // swap or hand over hashes, which the UNIQUE(key_sha256) constraint used to reject half-way.
-  db.prepare(`UPDATE api_keys SET key_sha256 = 'moving:' || id WHERE id IN (SELECT value FROM json_each(?))`).run(
-    JSON.stringify(dataset.api_keys.map((k) => k.id)),
-  );
-  for (const key of dataset.api_keys) {
-    upsertKey.run({
-      id: key.id,
-      user_id: key.user_id,
-      name: key.name,
-      key_sha256: key.key_sha256 ?? hashKey(key.key!),
-      scopes: JSON.stringify([...new Set(key.scopes)]),
-      created_at: formatMicros(nowMs * 1000),
-    });
-  }
-  writeDevices(db, dataset.devices, ts, tsOrNull);
-  writeMenus(db, dataset.menus);
+/** Multi-row writes a slice at a time, within both engines' bound-parameter limits. */
+async function inserts<T>(rows: T[], write: (part: T[]) => Promise<unknown>): Promise<void> {
+  for (const part of chunks(rows)) await write(part);
 }
 
-function writeDevices(
-  db: Db,
+async function writeDataset(trx: Kysely<Tables>, dataset: Dataset, nowMs: number): Promise<void> {
+  const ts = (value: string): string => formatMicros(parseTimestamp(value, nowMs)!);
+  const tsOrNull = (value: string | null): string | null => (value === null ? null : ts(value));
+  await inserts(dataset.accounts, (part) =>
+    trx.insertInto('accounts').values(part.map(({ id, name }) => ({ id, name })))
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ name: eb.ref('excluded.name') }))).execute(),
+  );
+  await inserts(dataset.users, (part) =>
+    trx.insertInto('users').values(part.map(({ id, account_id, name }) => ({ id, account_id, name })))
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ account_id: eb.ref('excluded.account_id'), name: eb.ref('excluded.name') })))
+      .execute(),
+  );
+  // Park the hashes of the keys this file rewrites first: checkReferences lets keys in the file
+  // swap or hand over hashes, which the UNIQUE(key_sha256) constraint used to reject half-way.
+  await inserts(dataset.api_keys, (part) =>
+    trx.updateTable('api_keys').set({ key_sha256: sql`'moving:' || id` }).where('id', 'in', part.map((k) => k.id)).execute(),
+  );
+  await inserts(dataset.api_keys, (part) =>
+    trx
+      .insertInto('api_keys')
+      .values(part.map((key) => ({
+        id: key.id,
+        user_id: key.user_id,
+        name: key.name,
+        key_sha256: key.key_sha256 ?? hashKey(key.key!),
+        scopes: JSON.stringify([...new Set(key.scopes)]),
+        created_at: formatMicros(nowMs * 1000),
+      })))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          user_id: eb.ref('excluded.user_id'),
+          name: eb.ref('excluded.name'),
+          key_sha256: eb.ref('excluded.key_sha256'),
+          scopes: eb.ref('excluded.scopes'),
+        })),
+      )
+      .execute(),
+  );
+  await writeDevices(trx, dataset.devices, ts, tsOrNull);
+  await writeMenus(trx, dataset.menus);
+}
+
+const deviceColumns = [
+  'name', 'timezone', 'screen_resolution', 'screen_orientation', 'registered_at', 'published_at', 'last_heartbeat_at',
+  'offline_startup', 'offline_startup_delay_minutes', 'open_dev_tools', 'display_connected', 'connection_type', 'wifi_ssid',
+  'wifi_signal_strength', 'updated_at', 'created_at',
+] as const;
+
+async function writeDevices(
+  trx: Kysely<Tables>,
   devices: Dataset['devices'],
   ts: (value: string) => string,
   tsOrNull: (value: string | null) => string | null,
-): void {
-  const upsert = db.prepare(`INSERT INTO devices (id, name, timezone, screen_resolution, screen_orientation,
-      registered_at, published_at, last_heartbeat_at, offline_startup, offline_startup_delay_minutes, open_dev_tools,
-      display_connected, connection_type, wifi_ssid, wifi_signal_strength, updated_at, created_at)
-    VALUES (@id, @name, @timezone, @screen_resolution, @screen_orientation, @registered_at, @published_at,
-      @last_heartbeat_at, @offline_startup, @offline_startup_delay_minutes, @open_dev_tools, @display_connected,
-      @connection_type, @wifi_ssid, @wifi_signal_strength, @updated_at, @created_at)
-    ON CONFLICT(id) DO UPDATE SET name = excluded.name, timezone = excluded.timezone,
-      screen_resolution = excluded.screen_resolution, screen_orientation = excluded.screen_orientation,
-      registered_at = excluded.registered_at, published_at = excluded.published_at,
-      last_heartbeat_at = excluded.last_heartbeat_at, offline_startup = excluded.offline_startup,
-      offline_startup_delay_minutes = excluded.offline_startup_delay_minutes, open_dev_tools = excluded.open_dev_tools,
-      display_connected = excluded.display_connected, connection_type = excluded.connection_type,
-      wifi_ssid = excluded.wifi_ssid, wifi_signal_strength = excluded.wifi_signal_strength,
-      updated_at = excluded.updated_at, created_at = excluded.created_at`);
-  const clearAccess = db.prepare('DELETE FROM device_access WHERE device_id = ?');
-  const grant = db.prepare('INSERT INTO device_access (device_id, user_id, level) VALUES (?, ?, ?)');
-  for (const device of devices) {
-    const id = device.id.toLowerCase();
-    upsert.run({
-      id,
-      name: device.name,
-      timezone: device.timezone,
-      screen_resolution: device.screen_resolution,
-      screen_orientation: device.screen_orientation,
-      registered_at: ts(device.registered_at),
-      published_at: tsOrNull(device.published_at),
-      last_heartbeat_at: tsOrNull(device.last_heartbeat_at),
-      offline_startup: Number(device.offline_startup),
-      offline_startup_delay_minutes: device.offline_startup_delay_minutes,
-      open_dev_tools: Number(device.open_dev_tools),
-      display_connected: Number(device.display_connected),
-      connection_type: device.connection_type,
-      wifi_ssid: device.wifi_ssid,
-      wifi_signal_strength: device.wifi_signal_strength,
-      updated_at: ts(device.updated_at),
-      created_at: ts(device.created_at),
-    });
-    clearAccess.run(id);
-    for (const access of device.access) grant.run(id, access.user_id, access.level);
-  }
+): Promise<void> {
+  const rows = devices.map((device) => ({
+    id: device.id.toLowerCase(),
+    name: device.name,
+    timezone: device.timezone,
+    screen_resolution: device.screen_resolution,
+    screen_orientation: device.screen_orientation,
+    registered_at: ts(device.registered_at),
+    published_at: tsOrNull(device.published_at),
+    last_heartbeat_at: tsOrNull(device.last_heartbeat_at),
+    offline_startup: Number(device.offline_startup),
+    offline_startup_delay_minutes: device.offline_startup_delay_minutes,
+    open_dev_tools: Number(device.open_dev_tools),
+    display_connected: Number(device.display_connected),
+    connection_type: device.connection_type,
+    wifi_ssid: device.wifi_ssid,
+    wifi_signal_strength: device.wifi_signal_strength,
+    updated_at: ts(device.updated_at),
+    created_at: ts(device.created_at),
+  }));
+  await inserts(rows, (part) =>
+    trx
+      .insertInto('devices')
+      .values(part)
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(deviceColumns.map((c) => [c, eb.ref(`excluded.${c}`)]))))
+      .execute(),
+  );
+  await inserts(rows, (part) => trx.deleteFrom('device_access').where('device_id', 'in', part.map((d) => d.id)).execute());
+  const grants = devices.flatMap((device) => device.access.map((a) => ({ device_id: device.id.toLowerCase(), user_id: a.user_id, level: a.level })));
+  await inserts(grants, (part) => trx.insertInto('device_access').values(part).execute());
 }
 
 /**
@@ -226,23 +247,31 @@ function writeDevices(
  * existing ones, in file order. Every write gets a fresh random revision, so the parsed-tree
  * memo of the menu source never mistakes a re-created menu for the one it replaced.
  */
-function writeMenus(db: Db, menus: Dataset['menus']): void {
-  const upsert = db.prepare(`INSERT INTO menus (id, account_id, position, name, description, tags, groups_json, revision)
-    VALUES (@id, @account_id, (SELECT coalesce(max(position), -1) + 1 FROM menus), @name, @description, @tags,
-      @groups_json, @revision)
-    ON CONFLICT(id) DO UPDATE SET account_id = excluded.account_id,
-      name = excluded.name, description = excluded.description, tags = excluded.tags,
-      groups_json = excluded.groups_json, revision = excluded.revision`);
+async function writeMenus(trx: Kysely<Tables>, menus: Dataset['menus']): Promise<void> {
   for (const menu of menus) {
-    upsert.run({
-      id: menu.id,
-      account_id: menu.account_id,
-      name: menu.name,
-      description: menu.description,
-      tags: JSON.stringify(menu.tags),
-      groups_json: JSON.stringify(menu.groups.map(toGroup)),
-      revision: randomInt(1, 2 ** 47),
-    });
+    await trx
+      .insertInto('menus')
+      .values({
+        id: menu.id,
+        account_id: menu.account_id,
+        position: sql<number>`(SELECT coalesce(max(position), -1) + 1 FROM menus)`,
+        name: menu.name,
+        description: menu.description,
+        tags: JSON.stringify(menu.tags),
+        groups_json: JSON.stringify(menu.groups.map(toGroup)),
+        revision: randomInt(1, 2 ** 47),
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          account_id: eb.ref('excluded.account_id'),
+          name: eb.ref('excluded.name'),
+          description: eb.ref('excluded.description'),
+          tags: eb.ref('excluded.tags'),
+          groups_json: eb.ref('excluded.groups_json'),
+          revision: eb.ref('excluded.revision'),
+        })),
+      )
+      .execute();
   }
 }
 

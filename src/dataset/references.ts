@@ -1,4 +1,6 @@
-import type { Db } from '../db/database.js';
+import type { Kysely } from 'kysely';
+import type { Tables } from '../db/tables.js';
+import { inChunks } from '../db/chunks.js';
 import { hashKey } from '../auth/keys.js';
 import type { Dataset, GroupInput } from './schema.js';
 import type { DatasetIssue } from './import.js';
@@ -7,10 +9,14 @@ import type { DatasetIssue } from './import.js';
  * Cross-record checks zod cannot make: unique ids, and references that must resolve to a
  * record in the file or (without --prune, which deletes everything else) in the database.
  */
-export function checkReferences(db: Db, dataset: Dataset, prune: boolean): DatasetIssue[] {
+export async function checkReferences(db: Kysely<Tables>, dataset: Dataset, prune: boolean): Promise<DatasetIssue[]> {
   const issues: DatasetIssue[] = [];
-  const exists = (table: string, ids: Set<string>) => (id: string) =>
-    ids.has(id) || (!prune && db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(id) !== undefined);
+  const stored = async (table: 'accounts' | 'users', wanted: string[]): Promise<Set<string>> => {
+    if (prune || wanted.length === 0) return new Set();
+    const rows = await inChunks(wanted, (ids) => db.selectFrom(table).select('id').where('id', 'in', ids).execute());
+    return new Set(rows.map((r) => r.id));
+  };
+  const exists = (inFile: Set<string>, inDb: Set<string>) => (id: string) => inFile.has(id) || inDb.has(id);
 
   uniqueIds(dataset.accounts, 'accounts', (a) => a.id, issues);
   uniqueIds(dataset.users, 'users', (u) => u.id, issues);
@@ -18,8 +24,10 @@ export function checkReferences(db: Db, dataset: Dataset, prune: boolean): Datas
   uniqueIds(dataset.devices, 'devices', (d) => d.id.toLowerCase(), issues);
   uniqueIds(dataset.menus, 'menus', (m) => m.id, issues);
 
-  const accountExists = exists('accounts', new Set(dataset.accounts.map((a) => a.id)));
-  const userExists = exists('users', new Set(dataset.users.map((u) => u.id)));
+  const accountRefs = [...dataset.users.map((u) => u.account_id), ...dataset.menus.map((m) => m.account_id)];
+  const userRefs = [...dataset.api_keys.map((k) => k.user_id), ...dataset.devices.flatMap((d) => d.access.map((a) => a.user_id))];
+  const accountExists = exists(new Set(dataset.accounts.map((a) => a.id)), await stored('accounts', [...new Set(accountRefs)]));
+  const userExists = exists(new Set(dataset.users.map((u) => u.id)), await stored('users', [...new Set(userRefs)]));
 
   dataset.users.forEach((user, i) => {
     if (!accountExists(user.account_id)) issues.push(unknown(`users[${i}].account_id`, 'account', user.account_id));
@@ -39,7 +47,7 @@ export function checkReferences(db: Db, dataset: Dataset, prune: boolean): Datas
   dataset.menus.forEach((menu, i) => {
     if (!accountExists(menu.account_id)) issues.push(unknown(`menus[${i}].account_id`, 'account', menu.account_id));
   });
-  checkKeyHashes(db, dataset, prune, issues);
+  await checkKeyHashes(db, dataset, prune, issues);
   checkTreeIds(dataset, issues);
   return issues;
 }
@@ -59,20 +67,24 @@ function uniqueIds<T>(records: T[], name: string, idOf: (record: T) => string, i
 }
 
 /** Two keys may not share a hash; the message never echoes the key itself. */
-function checkKeyHashes(db: Db, dataset: Dataset, prune: boolean, issues: DatasetIssue[]): void {
-  const owner = db.prepare('SELECT id FROM api_keys WHERE key_sha256 = ?');
+async function checkKeyHashes(db: Kysely<Tables>, dataset: Dataset, prune: boolean, issues: DatasetIssue[]): Promise<void> {
+  const hashes = dataset.api_keys.map((key) => key.key_sha256 ?? hashKey(key.key!));
+  const rows = await inChunks(hashes, (part) =>
+    db.selectFrom('api_keys').select(['id', 'key_sha256']).where('key_sha256', 'in', part).execute(),
+  );
+  const ownerOf = new Map(rows.map((r) => [r.key_sha256, r.id]));
   const seen = new Map<string, string>();
   const fileIds = new Set(dataset.api_keys.map((k) => k.id));
   dataset.api_keys.forEach((key, i) => {
     const field = key.key !== undefined ? 'key' : 'key_sha256';
-    const hash = key.key_sha256 ?? hashKey(key.key!);
+    const hash = hashes[i]!;
     const other = seen.get(hash);
     if (other !== undefined) issues.push({ path: `api_keys[${i}].${field}`, message: `same key as api key "${other}"` });
     seen.set(hash, key.id);
-    const row = owner.get(hash) as { id: string } | undefined;
+    const owner = ownerOf.get(hash);
     // A key held by a record this import rewrites or prunes is free to move.
-    if (row && row.id !== key.id && !fileIds.has(row.id) && !prune) {
-      issues.push({ path: `api_keys[${i}].${field}`, message: `same key as existing api key "${row.id}"` });
+    if (owner !== undefined && owner !== key.id && !fileIds.has(owner) && !prune) {
+      issues.push({ path: `api_keys[${i}].${field}`, message: `same key as existing api key "${owner}"` });
     }
   });
 }
@@ -92,3 +104,4 @@ function checkTreeIds(dataset: Dataset, issues: DatasetIssue[]): void {
   };
   dataset.menus.forEach((menu, i) => visit(menu.groups, `menus[${i}]`));
 }
+

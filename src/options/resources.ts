@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js';
-import type { Device, DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
+import { allDevices } from '../sources/all-devices.js';
+import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
 
 /** One record of a resource: the fields a manifest's templates may use. */
 export type OptionRecord = Record<string, unknown> & {
@@ -67,23 +68,6 @@ function flattenItems(items: readonly Item[], parent: string | null, prefix: str
     flattenItems(item.items, item.id, path, out);
   }
   return out;
-}
-
-/**
- * Every device the key may read, paging the source 1000 at a time: page 1 tells the total,
- * the rest follow at most `concurrency` at a time (an upstream is never hit by a burst).
- */
-export async function allDevices(source: DeviceSource, principal: Principal, concurrency = 4): Promise<Device[]> {
-  const pageSize = 1000;
-  const first = await source.list(principal, { page: 1, pageSize });
-  const pages: Device[][] = [first.data];
-  let next = 2;
-  const last = Math.ceil(first.total / pageSize);
-  const worker = async () => {
-    for (let page = next++; page <= last; page = next++) pages[page - 1] = (await source.list(principal, { page, pageSize })).data;
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(0, last - 1)) }, worker));
-  return pages.flat();
 }
 
 export const resources: Record<string, ResourceDef> = {

@@ -16,40 +16,47 @@ interface MenuRow {
  * is never parsed twice.
  */
 export function embeddedMenuSource(db: Db): MenuSource {
-  const listRows = db.prepare(
-    'SELECT id, name, description, tags, revision FROM menus WHERE account_id = ? ORDER BY position, id',
-  );
-  const treeOf = db.prepare('SELECT groups_json FROM menus WHERE id = ?').pluck();
   const trees = new Map<string, { revision: number; groups: Group[] }>();
 
-  const groupsOf = (row: MenuRow): Group[] => {
+  const groupsOf = async (row: MenuRow): Promise<Group[]> => {
     const cached = trees.get(row.id);
     if (cached && cached.revision === row.revision) return cached.groups;
-    const groups = JSON.parse(treeOf.get(row.id) as string) as Group[];
-    trees.set(row.id, { revision: row.revision, groups });
+    const stored = await db.kysely.selectFrom('menus').select(['groups_json', 'revision']).where('id', '=', row.id).executeTakeFirst();
+    const groups = stored ? (JSON.parse(stored.groups_json) as Group[]) : [];
+    if (stored) trees.set(row.id, { revision: Number(stored.revision), groups });
     return groups;
   };
 
-  const menuTrees = (principal: Principal): MenuTree[] =>
-    (listRows.all(principal.accountId) as MenuRow[]).map((row) => {
-      const groups = groupsOf(row);
-      return {
-        id: row.id,
-        name: row.name,
-        description: row.description,
-        tags: JSON.parse(row.tags) as string[],
-        metadata: { groups: { total: groups.length } },
-        groups,
-      };
-    });
+  const menuTrees = async (principal: Principal): Promise<MenuTree[]> => {
+    const rows = await db.kysely
+      .selectFrom('menus')
+      .select(['id', 'name', 'description', 'tags', 'revision'])
+      .where('account_id', '=', principal.accountId ?? '')
+      .orderBy('position')
+      .orderBy('id')
+      .execute();
+    return Promise.all(
+      rows.map(async (row) => {
+        const groups = await groupsOf({ ...row, revision: Number(row.revision) });
+        return {
+          id: row.id,
+          name: row.name,
+          description: row.description,
+          tags: JSON.parse(row.tags) as string[],
+          metadata: { groups: { total: groups.length } },
+          groups,
+        };
+      }),
+    );
+  };
 
   return {
     mode: 'embedded',
     async listMenus(principal: Principal): Promise<Menu[]> {
-      return menuTrees(principal).map(({ groups: _groups, ...menu }) => menu);
+      return (await menuTrees(principal)).map(({ groups: _groups, ...menu }) => menu);
     },
     async groups(principal: Principal, filter: GroupFilter): Promise<Group[]> {
-      return selectGroups(menuTrees(principal), filter);
+      return selectGroups(await menuTrees(principal), filter);
     },
   };
 }

@@ -93,6 +93,8 @@ export interface Principal {
   accountName: string | null;
   /** The request this principal arrived with; forwarded upstream as `X-Request-Id`. */
   requestId?: string;
+  /** Its caller's address (chain), forwarded upstream as `X-Forwarded-For`; unset in background work. */
+  forwardedFor?: string;
 }
 
 export interface DeviceSource {

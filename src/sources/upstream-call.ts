@@ -21,6 +21,7 @@ export function upstreamCall(verdicts: KeyVerdicts, cache?: CachedLoader): Upstr
   };
 }
 
-export function requestIdOf(principal: Principal): string {
-  return principal.requestId ?? 'background';
+/** What an upstream call carries about its caller: request id and X-Forwarded-For (none in background work). */
+export function callerOf(principal: Principal): { requestId: string; forwardedFor?: string } {
+  return { requestId: principal.requestId ?? 'background', forwardedFor: principal.forwardedFor };
 }

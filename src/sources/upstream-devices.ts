@@ -1,5 +1,5 @@
 import type { CachedLoader } from '../cache/cached-loader.js';
-import { requestIdOf, upstreamCall } from './upstream-call.js';
+import { callerOf, upstreamCall } from './upstream-call.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { KeyVerdicts } from '../upstream/key-verdicts.js';
 import { deviceSchema, devicePageSchema } from '../upstream/schemas.js';
@@ -22,13 +22,13 @@ export function upstreamDeviceSource(client: UpstreamClient, verdicts: KeyVerdic
         page_size: String(query.pageSize),
       };
       return cached(principal, `devices?${new URLSearchParams(clean(params))}`, () =>
-        client.get({ path: '/devices', query: params, key: principal.key, requestId: requestIdOf(principal), schema: devicePageSchema }),
+        client.get({ path: '/devices', query: params, key: principal.key, ...callerOf(principal), schema: devicePageSchema }),
       );
     },
     get(principal: Principal, id: string): Promise<Device> {
       const lower = id.toLowerCase();
       return cached(principal, `device/${lower}`, () =>
-        client.get({ path: `/devices/${encodeURIComponent(lower)}`, key: principal.key, requestId: requestIdOf(principal), schema: deviceSchema }),
+        client.get({ path: '/devices/:id', params: { id: lower }, key: principal.key, ...callerOf(principal), schema: deviceSchema }),
       );
     },
   };

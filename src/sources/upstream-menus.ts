@@ -1,5 +1,5 @@
 import type { CachedLoader } from '../cache/cached-loader.js';
-import { requestIdOf, upstreamCall } from './upstream-call.js';
+import { callerOf, upstreamCall } from './upstream-call.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { KeyVerdicts } from '../upstream/key-verdicts.js';
 import { groupsEnvelopeSchema, menusSchema } from '../upstream/schemas.js';
@@ -21,7 +21,7 @@ export function upstreamMenuSource(client: UpstreamClient, verdicts: KeyVerdicts
     };
     const key = `groups?m=${query.menus ?? ''}&g=${query.groups ?? ''}&t=${query.tags ?? ''}`;
     return cached(principal, key, () =>
-      client.get({ path: '/v1/groups', query, key: principal.key, requestId: requestIdOf(principal), schema: groupsEnvelopeSchema }),
+      client.get({ path: '/v1/groups', query, key: principal.key, ...callerOf(principal), schema: groupsEnvelopeSchema }),
     );
   };
 
@@ -29,7 +29,7 @@ export function upstreamMenuSource(client: UpstreamClient, verdicts: KeyVerdicts
     mode: 'upstream',
     async listMenus(principal: Principal): Promise<Menu[]> {
       const menus = await cached(principal, 'menus', () =>
-        client.get({ path: '/v1/menus', key: principal.key, requestId: requestIdOf(principal), schema: menusSchema }),
+        client.get({ path: '/v1/menus', key: principal.key, ...callerOf(principal), schema: menusSchema }),
       );
       return Promise.all(
         menus.map(async (menu): Promise<Menu> => ({

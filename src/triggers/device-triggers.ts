@@ -1,8 +1,8 @@
 import { AppError } from '../errors.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
-import type { DeviceSource, Principal } from '../sources/types.js';
+import type { Device, DeviceSource, Principal } from '../sources/types.js';
 import type { DeviceStatusPoller } from './poller.js';
-import { eventId, type DeviceEvent } from './transitions.js';
+import { eventId, eventTypes, type DeviceEvent, type EventType } from './transitions.js';
 import type { WatchStore } from './watches.js';
 
 /**
@@ -14,21 +14,21 @@ export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, 
   // resumes it first, so hooks get what the re-check finds): a key the upstream still rejects
   // is paused again and gets that 401 relayed, not the local event log (CONTRACT 2 "the upstream
   // decides", 6.4 paused hooks).
-  const wasPaused = (watches.get(principal.keyHash)?.paused_reason ?? null) !== null;
-  const { watch, created } = watches.enrol(principal, viaTrigger);
+  const wasPaused = ((await watches.get(principal.keyHash))?.paused_reason ?? null) !== null;
+  const { watch, created } = await watches.enrol(principal, viaTrigger);
   if (watch.baseline_at !== null && !wasPaused) return;
   try {
     // The baseline / re-check is made for this request, so it carries its X-Request-Id (CONTRACT 2).
     await poller.pollKey(watch, principal.requestId);
   } catch (err) {
     if (created && err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
-      watches.remove(principal.keyHash);
+      await watches.remove(principal.keyHash);
     }
     throw err;
   }
 }
 
-const cannedDevice = {
+const cannedDevice: Device = {
   id: 'a4:83:e7:00:00:01',
   name: 'Sample screen',
   timezone: 'America/Chicago',
@@ -49,28 +49,42 @@ const cannedDevice = {
   created_at: '2025-01-10T09:00:00.123456Z',
 };
 
+type SampleEvent = DeviceEvent & { sample: true };
+
 /**
  * Sample events for a platform's set-up screen, built from up to three of the key's own
- * devices (a canned device when it has none), each marked `"sample": true`.
+ * devices (a canned device when it has none), each marked `"sample": true`. Each device gives
+ * the event of its current state; then every type still missing is added from the first
+ * device, so there is always at least one `device.offline` and one `device.online` sample
+ * (a platform's "came back online" trigger loads one even when every screen is offline).
  */
-export async function sampleEvents(devices: DeviceSource, principal: Principal, timeoutMs: number): Promise<Array<DeviceEvent & { sample: true }>> {
+export async function sampleEvents(devices: DeviceSource, principal: Principal, timeoutMs: number): Promise<SampleEvent[]> {
   const page = await devices.list(principal, { page: 1, pageSize: 3 });
-  const list = page.data.length > 0 ? page.data : [cannedDevice];
-  return list.map((raw) => {
-    const device = { ...raw, id: raw.id.toLowerCase() };
-    const online = device.is_online;
-    const type = online ? 'device.online' : 'device.offline';
-    const heartbeat = device.last_heartbeat_at;
-    const hb = heartbeat === null ? null : parseIso(heartbeat);
-    const occurred = online || hb === null ? heartbeat ?? device.updated_at : formatMicros(hb + timeoutMs * 1000);
-    return {
-      id: `${eventId(device.id, type, heartbeat)}_sample`,
-      type,
-      occurred_at: occurred,
-      device,
-      previous_status: online ? 'offline' : 'online',
-      status: online ? 'online' : 'offline',
-      sample: true,
-    };
-  });
+  const list: Device[] = page.data.length > 0 ? page.data : [cannedDevice];
+  const samples = list.map((device) => sampleEvent(device, device.is_online ? 'device.online' : 'device.offline', timeoutMs));
+  for (const type of eventTypes) {
+    if (!samples.some((sample) => sample.type === type)) samples.push(sampleEvent(list[0]!, type, timeoutMs));
+  }
+  return samples;
+}
+
+/**
+ * One sample of `type` for a device, its state shown as the event would leave it: online at
+ * its last heartbeat (or, never seen, at its last update), or offline one timeout after it.
+ */
+function sampleEvent(raw: Device, type: EventType, timeoutMs: number): SampleEvent {
+  const online = type === 'device.online';
+  const heartbeat = raw.last_heartbeat_at ?? (online ? raw.updated_at : null);
+  const device = { ...raw, id: raw.id.toLowerCase(), is_online: online, last_heartbeat_at: heartbeat };
+  const micros = heartbeat === null ? null : parseIso(heartbeat);
+  const occurred = online || micros === null ? heartbeat ?? device.updated_at : formatMicros(micros + timeoutMs * 1000);
+  return {
+    id: `${eventId(device.id, type, heartbeat)}_sample`,
+    type,
+    occurred_at: occurred,
+    device,
+    previous_status: online ? 'offline' : 'online',
+    status: online ? 'online' : 'offline',
+    sample: true,
+  };
 }

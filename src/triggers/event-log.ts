@@ -1,4 +1,7 @@
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { Tables } from '../db/tables.js';
+import { chunks } from '../db/chunks.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../time/timestamps.js';
 import type { DeviceEvent, EventType, Snapshot } from './transitions.js';
@@ -11,6 +14,21 @@ export interface RecentFilter {
   limit: number;
 }
 
+/** Where the poll that produced a record leaves the key's schedule. */
+export interface PollLease {
+  /** The replica's lease id; null when the poll was not leased (a request enrolling the key). */
+  owner: string | null;
+  nextPollAt: number;
+}
+
+/** The replica lost the key's lease while polling (it outlived it): nothing was written. */
+export class LeaseLostError extends Error {
+  constructor() {
+    super('poll lease lost');
+    this.name = 'LeaseLostError';
+  }
+}
+
 /**
  * The per-key event log and the poller's snapshot writes. Events are stored as their JSON,
  * so reads splice stored text into the response instead of re-serialising.
@@ -21,86 +39,142 @@ export class EventLog {
     private readonly clock: Clock,
   ) {}
 
-  snapshot(keyHash: string): Map<string, Snapshot> {
-    const rows = this.db
-      .prepare('SELECT device_id, status, last_heartbeat_at FROM device_snapshots WHERE key_hash = ?')
-      .all(keyHash) as Array<Snapshot & { device_id: string }>;
+  async snapshot(keyHash: string): Promise<Map<string, Snapshot>> {
+    const rows = await this.db.kysely
+      .selectFrom('device_snapshots')
+      .select(['device_id', 'status', 'last_heartbeat_at'])
+      .where('key_hash', '=', keyHash)
+      .execute();
     return new Map(rows.map((r) => [r.device_id, { status: r.status, last_heartbeat_at: r.last_heartbeat_at }]));
   }
 
   /**
    * In one transaction: the new snapshot (changed rows only), the new events (an id already
-   * logged for the key is ignored), a delivery per matching active hook, and the baseline
-   * mark. Returns the events that were new.
+   * logged for the key is ignored, so a transition seen by two replicas is one event), a
+   * delivery per matching active hook, the baseline mark and the key's next poll time.
+   * Returns the events that were new. Throws LeaseLostError, writing nothing, when the lease
+   * named in `lease` is no longer held.
    */
-  record(keyHash: string, previous: Map<string, Snapshot>, next: Map<string, Snapshot>, events: DeviceEvent[], baseline: boolean): DeviceEvent[] {
+  async record(
+    keyHash: string,
+    previous: Map<string, Snapshot>,
+    next: Map<string, Snapshot>,
+    events: DeviceEvent[],
+    baseline: boolean,
+    lease: PollLease,
+  ): Promise<DeviceEvent[]> {
     const now = this.clock.now();
-    const upsert = this.db.prepare(`INSERT INTO device_snapshots (key_hash, device_id, status, last_heartbeat_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT(key_hash, device_id) DO UPDATE SET status = excluded.status, last_heartbeat_at = excluded.last_heartbeat_at`);
-    const drop = this.db.prepare('DELETE FROM device_snapshots WHERE key_hash = ? AND device_id = ?');
-    const insertEvent = this.db.prepare(`INSERT OR IGNORE INTO events (id, key_hash, type, device_id, occurred_at, payload, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    const hooks = this.db.prepare(`SELECT id, events, device_ids FROM hooks WHERE key_hash = ? AND status = 'active'`);
-    const enqueue = this.db.prepare(`INSERT OR IGNORE INTO deliveries (hook_id, event_seq, webhook_id, status, next_attempt_at, created_at)
-      VALUES (?, ?, ?, 'pending', ?, ?)`);
-    return this.db.transaction(() => {
-      for (const [id, snap] of next) {
-        const before = previous.get(id);
-        if (!before || before.status !== snap.status || before.last_heartbeat_at !== snap.last_heartbeat_at) {
-          upsert.run(keyHash, id, snap.status, snap.last_heartbeat_at);
-        }
-      }
-      for (const id of previous.keys()) if (!next.has(id)) drop.run(keyHash, id);
-      if (baseline) this.db.prepare('UPDATE watches SET baseline_at = ? WHERE key_hash = ?').run(now, keyHash);
-      const fresh: DeviceEvent[] = [];
-      const activeHooks = events.length ? (hooks.all(keyHash) as Array<{ id: string; events: string; device_ids: string | null }>) : [];
-      for (const event of events) {
-        const result = insertEvent.run(event.id, keyHash, event.type, event.device.id, event.occurred_at, JSON.stringify(event), now);
-        if (result.changes === 0) continue;
-        fresh.push(event);
-        for (const hook of activeHooks) {
-          const types = JSON.parse(hook.events) as string[];
-          const devices = hook.device_ids ? (JSON.parse(hook.device_ids) as string[]) : null;
-          if (!types.includes(event.type) || (devices && !devices.includes(event.device.id))) continue;
-          enqueue.run(hook.id, result.lastInsertRowid, webhookId(hook.id, event.id), now, now);
-        }
-      }
-      return fresh;
-    })();
+    const changed = [...next].filter(([id, snap]) => {
+      const before = previous.get(id);
+      return !before || before.status !== snap.status || before.last_heartbeat_at !== snap.last_heartbeat_at;
+    });
+    const vanished = [...previous.keys()].filter((id) => !next.has(id));
+    return this.db.transaction(async (trx) => {
+      const schedule = await trx
+        .updateTable('watches')
+        .set({ next_poll_at: lease.nextPollAt, leased_until: 0, lease_owner: null, ...(baseline ? { baseline_at: now } : {}) })
+        .where('key_hash', '=', keyHash)
+        .$if(lease.owner !== null, (q) => q.where('lease_owner', '=', lease.owner))
+        .executeTakeFirst();
+      if (lease.owner !== null && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
+      await writeSnapshot(trx, keyHash, changed, vanished);
+      return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
+    });
   }
 
   /** Newest first (the polling trigger). */
-  recent(keyHash: string, filter: RecentFilter): string[] {
-    const where = ['key_hash = @key'];
-    if (filter.types) where.push('type IN (SELECT value FROM json_each(@types))');
-    if (filter.devices) where.push('device_id IN (SELECT value FROM json_each(@devices))');
-    return this.db
-      .prepare(`SELECT payload FROM events WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`)
-      .pluck()
-      .all({ key: keyHash, types: JSON.stringify(filter.types ?? []), devices: JSON.stringify(filter.devices ?? []), limit: filter.limit }) as string[];
+  async recent(keyHash: string, filter: RecentFilter): Promise<string[]> {
+    const rows = await this.db.kysely
+      .selectFrom('events')
+      .select('payload')
+      .where('key_hash', '=', keyHash)
+      .$if(filter.types !== undefined, (q) => q.where('type', 'in', filter.types!))
+      .$if(filter.devices !== undefined, (q) => q.where('device_id', 'in', filter.devices!))
+      .orderBy('seq', 'desc')
+      .limit(filter.limit)
+      .execute();
+    return rows.map((r) => r.payload);
   }
 
   /** Oldest first, after the event `afterId` (replay). An unknown id is a 400 naming `after`. */
-  after(keyHash: string, afterId: string | undefined, limit: number): string[] {
+  async after(keyHash: string, afterId: string | undefined, limit: number): Promise<string[]> {
     let seq = 0;
     if (afterId !== undefined) {
-      const found = this.db.prepare('SELECT seq FROM events WHERE key_hash = ? AND id = ?').pluck().get(keyHash, afterId);
+      const found = await this.db.kysely.selectFrom('events').select('seq').where('key_hash', '=', keyHash).where('id', '=', afterId).executeTakeFirst();
       if (found === undefined) {
         const message = 'after must be the id of an event in your log (events are kept 7 days)';
         throw new AppError('validation', message, [{ path: 'after', message }]);
       }
-      seq = found as number;
+      seq = found.seq;
     }
-    return this.db
-      .prepare('SELECT payload FROM events WHERE key_hash = ? AND seq > ? ORDER BY seq LIMIT ?')
-      .pluck()
-      .all(keyHash, seq, limit) as string[];
+    const rows = await this.db.kysely
+      .selectFrom('events')
+      .select('payload')
+      .where('key_hash', '=', keyHash)
+      .where('seq', '>', seq)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.payload);
   }
 
   /** Drops events past the 7-day retention (their finished deliveries go with them). */
-  prune(): number {
-    return this.db.prepare('DELETE FROM events WHERE created_at < ?').run(this.clock.now() - retentionMs).changes;
+  async prune(): Promise<number> {
+    const result = await this.db.kysely.deleteFrom('events').where('created_at', '<', this.clock.now() - retentionMs).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
+}
+
+/** Changed rows as multi-row upserts, vanished devices as one delete per chunk. */
+async function writeSnapshot(trx: Kysely<Tables>, keyHash: string, changed: Array<[string, Snapshot]>, vanished: string[]): Promise<void> {
+  for (const part of chunks(changed)) {
+    await trx
+      .insertInto('device_snapshots')
+      .values(part.map(([device_id, s]) => ({ key_hash: keyHash, device_id, status: s.status, last_heartbeat_at: s.last_heartbeat_at })))
+      .onConflict((oc) =>
+        oc.columns(['key_hash', 'device_id']).doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'),
+          last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
+        })),
+      )
+      .execute();
+  }
+  for (const part of chunks(vanished)) {
+    await trx.deleteFrom('device_snapshots').where('key_hash', '=', keyHash).where('device_id', 'in', part).execute();
+  }
+}
+
+/** Logs the events not logged yet and queues a delivery of each to every matching active hook. */
+async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number): Promise<DeviceEvent[]> {
+  const inserted = await trx
+    .insertInto('events')
+    .values(events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.device.id, occurred_at: e.occurred_at, payload: JSON.stringify(e), created_at: now })))
+    .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
+    .returning(['seq', 'id'])
+    .execute();
+  const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]));
+  const fresh = events.filter((e) => seqOf.has(e.id));
+  if (fresh.length === 0) return fresh;
+  const hooks = await trx.selectFrom('hooks').select(['id', 'events', 'device_ids']).where('key_hash', '=', keyHash).where('status', '=', 'active').execute();
+  const deliveries = fresh.flatMap((event) =>
+    hooks
+      .filter((hook) => {
+        const devices = hook.device_ids ? (JSON.parse(hook.device_ids) as string[]) : null;
+        return (JSON.parse(hook.events) as string[]).includes(event.type) && (!devices || devices.includes(event.device.id));
+      })
+      .map((hook) => ({
+        hook_id: hook.id,
+        event_seq: seqOf.get(event.id)!,
+        webhook_id: webhookId(hook.id, event.id),
+        status: 'pending' as const,
+        next_attempt_at: now,
+        created_at: now,
+      })),
+  );
+  for (const part of chunks(deliveries)) {
+    await trx.insertInto('deliveries').values(part).onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing()).execute();
+  }
+  return fresh;
 }
 
 /** Stable per hook and event, so every retry of one event to one hook carries the same id. */

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
+import { keyByHash } from '../auth/embedded-keys.js';
 import { AppError } from '../errors.js';
-import { allDevices } from '../options/resources.js';
+import { allDevices } from '../sources/all-devices.js';
 import type { DeviceSource, Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
-import type { EventLog } from './event-log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { LeaseLostError, type EventLog } from './event-log.js';
 import { detectTransitions, type DeviceEvent } from './transitions.js';
 import type { Watch, WatchStore } from './watches.js';
 
@@ -19,10 +22,13 @@ export interface PollerOptions {
   log: EventLog;
   heartbeatTimeoutMs: number;
   intervalMs: number;
-  /** Keys polled at once. */
+  /** How long a claimed key stays this replica's: longer than one poll can take. */
+  leaseMs: number;
+  /** Keys polled at once by this replica. */
   concurrency?: number;
   /** Called after a poll enqueued deliveries, so they go out without waiting. */
   onEvents?: (events: DeviceEvent[]) => void;
+  metrics?: Metrics;
 }
 
 export interface PollResult {
@@ -31,100 +37,201 @@ export interface PollResult {
   failed: number;
 }
 
+const maxBackoffMs = 10_000;
+/** Slots freed within this many milliseconds are refilled by one claim. */
+const coalesceMs = 5;
+
 /**
- * The device-status poller (CONTRACT 6.3). Each round polls every watched key, a few at a
- * time; the first poll of a key records a baseline and emits nothing; then the pure diff
- * against the stored snapshot yields events, written with the snapshot and their deliveries
- * in one transaction. An upstream that rejects a key (401/403) pauses that key's watch; other
- * failures skip the key for this round.
+ * The device-status poller (CONTRACT 6.3, 10). Every replica runs one; they share the work
+ * through the watches' leases: a replica claims the keys that are due, polls each (the first
+ * poll of a key records a baseline and emits nothing; later ones diff against the stored
+ * snapshot), and records snapshot, events, deliveries and the key's next poll time in one
+ * transaction. A replica that dies leaves its leases to expire, and the keys are claimed by
+ * another within one interval plus the lease. An upstream that rejects a key (401/403) pauses
+ * its watch; other failures retry the key at its next interval. A database that is down makes
+ * the loop back off, never exit.
  */
 export class DeviceStatusPoller {
+  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<PollResult> | null = null;
-  private stopped = false;
+  /** When the pending timer fires (Infinity: none pending). */
+  private timerAt = Infinity;
+  private ticking = false;
+  private again = false;
+  private stopped = true;
+  private inFlight = new Set<Promise<void>>();
+  private backoffMs = 0;
+  private lastPruneAt = 0;
+  private forced: Promise<PollResult> | null = null;
 
   constructor(private readonly options: PollerOptions) {}
 
+  private get concurrency(): number {
+    return this.options.concurrency ?? 16;
+  }
+
+  /** How often the loop looks for due keys: a key waits at most this long past its time. */
+  private get tickMs(): number {
+    return Math.min(1000, Math.max(50, Math.floor(this.options.intervalMs / 4)));
+  }
+
   start(): void {
     this.stopped = false;
-    // Rounds start every intervalMs (not intervalMs after the previous round ended), so a
-    // change waits at most one interval to be seen.
-    const tick = async () => {
-      const started = Date.now();
-      await this.pollOnce().catch((err: unknown) => this.options.logger.error({ err }, 'poll round failed'));
-      if (!this.stopped) this.timer = setTimeout(tick, Math.max(0, this.options.intervalMs - (Date.now() - started)));
-    };
-    this.timer = setTimeout(tick, Math.min(this.options.intervalMs, 1000));
+    this.schedule(Math.min(this.options.intervalMs, 1000));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight, this.forced]);
   }
 
-  /** One round over every due watch; concurrent calls share the round in progress. */
-  pollOnce(): Promise<PollResult> {
-    this.running ??= this.round().finally(() => {
-      this.running = null;
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = Date.now() + delayMs;
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+  }
+
+  /** Claims as many due keys as there are free slots and starts polling them. */
+  private async tick(): Promise<void> {
+    this.timer = null;
+    this.timerAt = Infinity;
+    this.ticking = true;
+    this.again = false;
+    try {
+      const free = this.concurrency - this.inFlight.size;
+      if (free > 0) {
+        const started = performance.now();
+        const claimed = await this.options.watches.claim(this.owner, { limit: free, leaseMs: this.options.leaseMs });
+        const polls = claimed.map((watch) => this.pollClaimed(watch));
+        for (const poll of polls) this.track(poll.then(() => undefined));
+        // A round, for metrics: the keys one claim took, done when their polls are.
+        if (polls.length > 0) {
+          void Promise.all(polls).then((outcomes) =>
+            this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: outcomes.length, failed: outcomes.filter((o) => o === null).length }),
+          );
+        }
+        await this.pruneNow();
+      }
+      this.backoffMs = 0;
+      this.ticking = false;
+      // Slots freed during this claim: fill them now; otherwise look again in a tick.
+      this.schedule(this.again ? 0 : this.tickMs);
+    } catch (err) {
+      this.ticking = false;
+      this.backoffMs = Math.min(maxBackoffMs, Math.max(this.tickMs, this.backoffMs * 2));
+      this.options.logger.warn({ err: (err as Error).message, retryInMs: this.backoffMs }, 'poller cannot reach the database; backing off');
+      this.schedule(this.backoffMs);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => {
+      this.inFlight.delete(work);
+      // A slot is free and keys may be due: claim again soon (completions within a few ms
+      // share one claim), or right after the claim under way.
+      if (this.stopped) return;
+      if (this.ticking) this.again = true;
+      else if (this.timerAt > Date.now() + coalesceMs) this.schedule(coalesceMs);
     });
-    return this.running;
   }
 
-  private async round(): Promise<PollResult> {
-    const due = this.options.watches.due();
-    const result: PollResult = { keys: due.length, events: 0, failed: 0 };
+  private async pruneNow(): Promise<void> {
+    const now = this.options.clock.now();
+    if (now - this.lastPruneAt < this.options.intervalMs) return;
+    this.lastPruneAt = now;
+    await this.options.log.prune();
+  }
+
+  /**
+   * One round over every watched key not leased by another replica, due or not, awaited to
+   * the end (tests, and a forced refresh); concurrent calls share the round in progress.
+   */
+  pollOnce(): Promise<PollResult> {
+    this.forced ??= this.forcedRound().finally(() => {
+      this.forced = null;
+    });
+    return this.forced;
+  }
+
+  private async forcedRound(): Promise<PollResult> {
+    const result: PollResult = { keys: 0, events: 0, failed: 0 };
+    const started = performance.now();
+    const due = await this.options.watches.claim(this.owner, { limit: 100_000, leaseMs: this.options.leaseMs, all: true });
+    result.keys = due.length;
     const queue = [...due];
     const worker = async () => {
       for (let watch = queue.shift(); watch; watch = queue.shift()) {
-        try {
-          result.events += (await this.pollKey(watch)).length;
-        } catch {
-          result.failed += 1;
-        }
+        const outcome = await this.pollClaimed(watch);
+        if (outcome === null) result.failed += 1;
+        else result.events += outcome;
       }
     };
-    await Promise.all(Array.from({ length: this.options.concurrency ?? 4 }, worker));
-    this.options.log.prune();
+    await Promise.all(Array.from({ length: this.concurrency }, worker));
+    await this.options.log.prune();
+    this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: result.keys, failed: result.failed });
     return result;
+  }
+
+  /** Polls a key this replica leased; returns the number of new events, or null when it failed. */
+  private async pollClaimed(watch: Watch): Promise<number | null> {
+    const started = this.options.clock.now();
+    try {
+      return (await this.pollKey(watch, undefined, this.owner, started)).length;
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) {
+        await this.options.watches.release(watch.key_hash, this.owner, started + this.options.intervalMs).catch(() => undefined);
+      }
+      return null;
+    }
   }
 
   /**
    * Polls one key and records what changed. Throws the source's error after pausing the
    * watch when the key itself was refused. `requestId`: the incoming request this poll is made
-   * for (enrolment), forwarded as X-Request-Id; background rounds mint their own.
+   * for (enrolment), forwarded as X-Request-Id; background polls mint their own. `owner`: the
+   * lease this poll runs under (none for a request's own baseline poll).
    */
-  async pollKey(watch: Watch, requestId?: string): Promise<DeviceEvent[]> {
+  async pollKey(watch: Watch, requestId?: string, owner: string | null = null, started = this.options.clock.now()): Promise<DeviceEvent[]> {
     const { clock, log, logger } = this.options;
+    const key = `${watch.key_hash.slice(0, 8)}…`;
     let devices;
     try {
-      devices = await allDevices(this.options.devices, this.principal(watch, requestId));
+      devices = await allDevices(this.options.devices, await this.principal(watch, requestId));
     } catch (err) {
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
         const reason = `${who}: ${err.message}`;
-        this.options.watches.pause(watch.key_hash, reason);
-        logger.warn({ key: `${watch.key_hash.slice(0, 8)}…`, reason }, 'watch paused');
+        await this.options.watches.pause(watch.key_hash, reason);
+        logger.warn({ key, reason }, 'watch paused');
       } else {
-        logger.warn({ key: `${watch.key_hash.slice(0, 8)}…`, err: (err as Error).message }, 'poll failed; will retry next round');
+        logger.warn({ key, err: (err as Error).message }, 'poll failed; will retry next interval');
       }
       throw err;
     }
-    const previous = log.snapshot(watch.key_hash);
+    const previous = await log.snapshot(watch.key_hash);
     const baseline = watch.baseline_at === null;
     const { events, snapshot } = detectTransitions(previous, devices, this.options.heartbeatTimeoutMs, clock.now());
-    const fresh = log.record(watch.key_hash, previous, snapshot, baseline ? [] : events, baseline);
-    if (fresh.length > 0) this.options.onEvents?.(fresh);
-    return fresh;
+    try {
+      const fresh = await log.record(watch.key_hash, previous, snapshot, baseline ? [] : events, baseline, {
+        owner,
+        nextPollAt: started + this.options.intervalMs,
+      });
+      if (fresh.length > 0) this.options.onEvents?.(fresh);
+      return fresh;
+    } catch (err) {
+      if (err instanceof LeaseLostError) logger.warn({ key }, 'poll outlived its lease; another replica has the key');
+      throw err;
+    }
   }
 
-  private principal(watch: Watch, requestId?: string): Principal {
+  private async principal(watch: Watch, requestId?: string): Promise<Principal> {
     if (this.options.devices.mode === 'embedded') {
-      const key = this.options.db
-        .prepare('SELECT k.user_id, k.scopes FROM api_keys k WHERE k.key_sha256 = ?')
-        .get(watch.key_hash) as { user_id: string; scopes: string } | undefined;
+      const key = await keyByHash(this.options.db, watch.key_hash);
       if (!key) throw new AppError('invalid_key', 'The key no longer exists');
-      if (!(JSON.parse(key.scopes) as string[]).includes('device:read')) throw new AppError('invalid_scopes', 'Invalid scopes');
+      if (!key.scopes.includes('device:read')) throw new AppError('invalid_scopes', 'Invalid scopes');
       return { keyHash: watch.key_hash, key: '', scopes: null, keyId: null, keyName: null, userId: key.user_id, accountId: null, accountName: null };
     }
     return {

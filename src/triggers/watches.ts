@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
@@ -12,11 +13,16 @@ export interface Watch {
 }
 
 const dayMs = 86_400_000;
+const columns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
 
 /**
  * Keys whose devices the poller watches (CONTRACT 6.3): a key is watched while it has an
  * active hook or called the polling trigger in the last 24 hours. Embedded mode remembers
  * the key's user; upstream mode must re-send the key, so it is kept sealed (AES-256-GCM).
+ *
+ * Replicas share the watches through leases: `claim` hands a key to one replica until its
+ * lease ends, and the poll that follows moves the key's `next_poll_at` one interval on, so a
+ * key is polled once per interval whichever replica polls it.
  */
 export class WatchStore {
   constructor(
@@ -26,43 +32,108 @@ export class WatchStore {
   ) {}
 
   /** Creates or refreshes the watch of a key, resuming it if it was paused. */
-  enrol(principal: Principal, viaTrigger: boolean): { watch: Watch; created: boolean } {
+  async enrol(principal: Principal, viaTrigger: boolean): Promise<{ watch: Watch; created: boolean }> {
     const now = this.clock.now();
-    return this.db.transaction(() => {
-      const existing = this.get(principal.keyHash);
-      const cipher = principal.scopes === null ? this.box.seal(principal.key) : null;
-      if (!existing) {
-        this.db
-          .prepare(`INSERT INTO watches (key_hash, user_id, key_cipher, last_trigger_at, created_at) VALUES (?, ?, ?, ?, ?)`)
-          .run(principal.keyHash, principal.userId, cipher, viaTrigger ? now : null, now);
-      } else {
-        this.db
-          .prepare(`UPDATE watches SET user_id = ?, key_cipher = coalesce(?, key_cipher),
-            last_trigger_at = CASE WHEN ? THEN ? ELSE last_trigger_at END WHERE key_hash = ?`)
-          .run(principal.userId, cipher, viaTrigger ? 1 : 0, now, principal.keyHash);
-        if (existing.paused_reason !== null) this.resume(principal.keyHash);
+    const cipher = principal.scopes === null ? this.box.seal(principal.key) : null;
+    return this.db.transaction(async (trx) => {
+      const inserted = await trx
+        .insertInto('watches')
+        .values({ key_hash: principal.keyHash, user_id: principal.userId, key_cipher: cipher, last_trigger_at: viaTrigger ? now : null, created_at: now })
+        .onConflict((oc) => oc.column('key_hash').doNothing())
+        .returning('key_hash')
+        .executeTakeFirst();
+      if (!inserted) {
+        await trx
+          .updateTable('watches')
+          .set((eb) => ({
+            user_id: principal.userId,
+            key_cipher: cipher ?? eb.ref('key_cipher'),
+            last_trigger_at: viaTrigger ? now : eb.ref('last_trigger_at'),
+            paused_reason: null,
+          }))
+          .where('key_hash', '=', principal.keyHash)
+          .execute();
+        await trx
+          .updateTable('hooks')
+          .set({ status: 'active', status_reason: null })
+          .where('key_hash', '=', principal.keyHash)
+          .where('status', '=', 'paused')
+          .execute();
       }
-      return { watch: this.get(principal.keyHash)!, created: !existing };
-    })();
+      const watch = await trx.selectFrom('watches').select(columns).where('key_hash', '=', principal.keyHash).executeTakeFirstOrThrow();
+      return { watch, created: !inserted };
+    });
   }
 
-  get(keyHash: string): Watch | undefined {
-    return this.db
-      .prepare('SELECT key_hash, user_id, key_cipher, baseline_at, paused_reason FROM watches WHERE key_hash = ?')
-      .get(keyHash) as Watch | undefined;
+  get(keyHash: string): Promise<Watch | undefined> {
+    return this.db.kysely.selectFrom('watches').select(columns).where('key_hash', '=', keyHash).executeTakeFirst();
   }
 
-  remove(keyHash: string): void {
-    this.db.prepare('DELETE FROM watches WHERE key_hash = ?').run(keyHash);
+  async remove(keyHash: string): Promise<void> {
+    await this.db.kysely.deleteFrom('watches').where('key_hash', '=', keyHash).execute();
   }
 
-  /** Watches to poll now: not paused, with an active hook or a trigger call in the last day. */
-  due(): Watch[] {
-    return this.db
-      .prepare(`SELECT key_hash, user_id, key_cipher, baseline_at, paused_reason FROM watches w
-        WHERE paused_reason IS NULL AND (last_trigger_at > ?
-          OR EXISTS (SELECT 1 FROM hooks h WHERE h.key_hash = w.key_hash AND h.status = 'active'))`)
-      .all(this.clock.now() - dayMs) as Watch[];
+  /**
+   * Leases up to `limit` watched keys to `owner` until `leaseMs` from now: keys not paused,
+   * with an active hook or a trigger call in the last day, not leased by another replica, and
+   * (unless `all`) due. PostgreSQL skips rows another replica is claiming at this instant.
+   */
+  async claim(owner: string, options: { limit: number; leaseMs: number; all?: boolean }): Promise<Watch[]> {
+    const now = this.clock.now();
+    return this.db.transaction(async (trx) => {
+      const rows = await trx
+        .selectFrom('watches as w')
+        .select(columns)
+        .where('w.paused_reason', 'is', null)
+        .where('w.leased_until', '<=', now)
+        .$if(!options.all, (q) => q.where('w.next_poll_at', '<=', now))
+        .where((eb) =>
+          eb.or([
+            eb('w.last_trigger_at', '>', now - dayMs),
+            eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', '=', 'active')),
+          ]),
+        )
+        .orderBy('w.next_poll_at')
+        .limit(options.limit)
+        .$if(this.db.engine === 'postgres', (q) => q.forUpdate().skipLocked())
+        .execute();
+      if (rows.length > 0) {
+        await trx
+          .updateTable('watches')
+          .set({ leased_until: now + options.leaseMs, lease_owner: owner })
+          .where('key_hash', 'in', rows.map((r) => r.key_hash))
+          .execute();
+      }
+      return rows;
+    });
+  }
+
+  /** Ends a lease without a recorded poll (a failed poll): the key is due again after `delayMs`. */
+  async release(keyHash: string, owner: string, nextPollAt: number): Promise<void> {
+    await this.db.kysely
+      .updateTable('watches')
+      .set({ leased_until: 0, lease_owner: null, next_poll_at: nextPollAt })
+      .where('key_hash', '=', keyHash)
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
+  /** How long the most overdue watched key has waited past its poll time (0 when none is), for metrics. */
+  async oldestOverdueMs(): Promise<number> {
+    const now = this.clock.now();
+    const row = await this.db.kysely
+      .selectFrom('watches as w')
+      .select((eb) => eb.fn.min('w.next_poll_at').as('next'))
+      .where('w.paused_reason', 'is', null)
+      .where('w.leased_until', '<=', now)
+      .where((eb) =>
+        eb.or([
+          eb('w.last_trigger_at', '>', now - dayMs),
+          eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', '=', 'active')),
+        ]),
+      )
+      .executeTakeFirst();
+    return row?.next === null || row?.next === undefined ? 0 : Math.max(0, now - Number(row.next));
   }
 
   /** The upstream key of a watch, unsealed for one poll. */
@@ -71,17 +142,15 @@ export class WatchStore {
   }
 
   /** Stops watching a key until it is used successfully again; its active hooks show why. */
-  pause(keyHash: string, reason: string): void {
-    this.db.transaction(() => {
-      this.db.prepare('UPDATE watches SET paused_reason = ? WHERE key_hash = ?').run(reason, keyHash);
-      this.db.prepare(`UPDATE hooks SET status = 'paused', status_reason = ? WHERE key_hash = ? AND status = 'active'`).run(reason, keyHash);
-    })();
-  }
-
-  resume(keyHash: string): void {
-    this.db.transaction(() => {
-      this.db.prepare('UPDATE watches SET paused_reason = NULL WHERE key_hash = ?').run(keyHash);
-      this.db.prepare(`UPDATE hooks SET status = 'active', status_reason = NULL WHERE key_hash = ? AND status = 'paused'`).run(keyHash);
-    })();
+  async pause(keyHash: string, reason: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
+      await trx
+        .updateTable('hooks')
+        .set({ status: 'paused', status_reason: reason })
+        .where('key_hash', '=', keyHash)
+        .where('status', '=', 'active')
+        .execute();
+    });
   }
 }

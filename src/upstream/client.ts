@@ -4,6 +4,9 @@ import type { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Clock } from '../time/timestamps.js';
 import { parseRetryAfter } from '../http/retry-after.js';
+import type { Metrics, UpstreamOutcome } from '../metrics/metrics.js';
+import { outcomeOf, statusOutcome, tagged } from '../metrics/upstream-outcome.js';
+import { BodyTooLargeError, discard, readLimited } from './body.js';
 
 export interface UpstreamClientOptions {
   /** Base URL without a trailing slash. */
@@ -18,13 +21,24 @@ export interface UpstreamClientOptions {
   fetch?: typeof fetch;
   /** Base of the exponential backoff between attempts (default 100 ms). */
   backoffMs?: number;
+  /** Counts and times every attempt by outcome. */
+  metrics?: Metrics;
+  /** Largest answer read, in bytes (default 32 MiB); a longer one is a 502, not retried. */
+  maxBodyBytes?: number;
 }
 
 export interface UpstreamRequest<T> {
+  /**
+   * A route pattern such as `/devices/:id`, filled in from `params` (percent-encoded). Logs
+   * show only the pattern: an id may be anything a user typed, a pasted key included.
+   */
   path: string;
+  params?: Record<string, string>;
   query?: Record<string, string | undefined>;
   key: string;
   requestId: string;
+  /** Sent as `X-Forwarded-For`: the caller's address (chain); absent for background work. */
+  forwardedFor?: string;
   schema: z.ZodType<T, unknown>;
 }
 
@@ -33,7 +47,7 @@ export interface UpstreamResponse<T> {
   bytes: number;
 }
 
-const maxBodyBytes = 32 * 1024 * 1024;
+const defaultMaxBodyBytes = 32 * 1024 * 1024;
 
 /** A failed attempt that may be retried, with the upstream's Retry-After if it sent one. */
 class RetryableError extends Error {
@@ -51,7 +65,10 @@ class RetryableError extends Error {
  * - each attempt has its own timeout (`timeoutMs`); `retries` more attempts follow network
  *   errors, timeouts, 5xx and 429 only, with exponential backoff, waiting at least the
  *   upstream's `Retry-After` (a Retry-After longer than the timeout is not waited for);
- * - every attempt carries the same `X-Request-Id`; the key is sent as the area's header;
+ * - every attempt carries the same `X-Request-Id` and `X-Forwarded-For`; the key is sent as
+ *   the area's header;
+ * - a body is read up to `maxBodyBytes` and no further: a longer one is cancelled mid-stream
+ *   and is 502 `Upstream unavailable` at once (never retried);
  * - 401/403/404 (and 400) are relayed as AppErrors with the upstream's `message`;
  * - a 2xx body that is not JSON or does not match `schema` is 502 `Upstream unavailable`
  *   (logged with what did not match); exhausted retries are 502, or 504 when the last
@@ -75,7 +92,7 @@ export class UpstreamClient {
         redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
-      await response.arrayBuffer();
+      discard(response);
       this.lastAnswerAt = this.options.clock.now();
       return true;
     } catch {
@@ -84,17 +101,17 @@ export class UpstreamClient {
   }
 
   async get<T>(request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
-    const url = this.url(request.path, request.query);
+    const url = this.url(request);
     const { retries, backoffMs = 100, logger } = this.options;
     try {
-      return await pRetry(() => this.attempt(url, request), {
+      return await pRetry(() => this.measuredAttempt(url, request), {
         retries,
         minTimeout: backoffMs,
         factor: 2,
         randomize: true,
         onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
           logger.warn(
-            { area: this.options.area, path: request.path, attempt: attemptNumber, retriesLeft, error: error.message, requestId: request.requestId },
+            { area: this.options.area, route: request.path, attempt: attemptNumber, retriesLeft, error: error.message, requestId: request.requestId },
             'upstream attempt failed',
           );
           const wait = error instanceof RetryableError ? error.retryAfterMs : undefined;
@@ -108,6 +125,20 @@ export class UpstreamClient {
     }
   }
 
+  /** One attempt, counted by the outcome its error is tagged with (none = ok). */
+  private async measuredAttempt<T>(url: string, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
+    const started = performance.now();
+    let outcome: UpstreamOutcome = 'ok';
+    try {
+      return await this.attempt(url, request);
+    } catch (err) {
+      outcome = outcomeOf(err);
+      throw err;
+    } finally {
+      this.options.metrics?.upstreamAttempt(this.options.area, outcome, (performance.now() - started) / 1000);
+    }
+  }
+
   /** One attempt: AppError (final) or RetryableError (worth another try). */
   private async attempt<T>(url: string, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
     const headers: Record<string, string> = {
@@ -117,29 +148,37 @@ export class UpstreamClient {
     };
     if (this.options.area === 'device') headers.authorization = `Bearer ${request.key}`;
     else headers['x-api-key'] = request.key;
+    if (request.forwardedFor) headers['x-forwarded-for'] = request.forwardedFor;
     const doFetch = this.options.fetch ?? fetch;
     let response: Response;
     let text: string;
+    let bytes: number;
     try {
       response = await doFetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(this.options.timeoutMs) });
-      text = await readLimited(response);
+      this.lastAnswerAt = this.options.clock.now();
+      ({ text, bytes } = await readLimited(response, this.options.maxBodyBytes ?? defaultMaxBodyBytes));
     } catch (err) {
+      if (err instanceof BodyTooLargeError) {
+        this.options.logger.warn({ area: this.options.area, route: request.path, limit: err.limit, requestId: request.requestId }, 'upstream body too large');
+        throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'too_large');
+      }
       const name = (err as Error).name;
-      if (name === 'TimeoutError' || name === 'AbortError') throw new RetryableError('timed out', 'timeout');
-      throw new RetryableError(`network error: ${(err as Error).message}`, 'unavailable');
+      if (name === 'TimeoutError' || name === 'AbortError') throw tagged(new RetryableError('timed out', 'timeout'), 'timeout');
+      // The code (ECONNREFUSED…), not the message: messages of URL errors carry the URL.
+      const code = ((err as { cause?: { code?: unknown } }).cause?.code ?? name) as string;
+      throw tagged(new RetryableError(`network error: ${code}`, 'unavailable'), 'network');
     }
-    this.lastAnswerAt = this.options.clock.now();
     if (response.status === 429 || response.status >= 500) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.options.clock.now());
       if (retryAfterMs !== undefined && retryAfterMs > this.options.timeoutMs) {
-        throw new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable', undefined, {
+        throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable', undefined, {
           'Retry-After': String(Math.ceil(retryAfterMs / 1000)),
-        }));
+        })), statusOutcome(response.status));
       }
-      throw new RetryableError(`status ${response.status}`, 'unavailable', retryAfterMs);
+      throw tagged(new RetryableError(`status ${response.status}`, 'unavailable', retryAfterMs), statusOutcome(response.status));
     }
-    if (response.status < 200 || response.status >= 300) throw new AbortError(this.relayed(response.status, text));
-    return { data: this.validate(text, request), bytes: text.length };
+    if (response.status < 200 || response.status >= 300) throw tagged(new AbortError(this.relayed(response.status, text)), statusOutcome(response.status));
+    return { data: this.validate(text, request), bytes };
   }
 
   private relayed(status: number, text: string): AppError {
@@ -157,23 +196,28 @@ export class UpstreamClient {
     try {
       json = JSON.parse(text);
     } catch {
-      this.options.logger.warn({ area: this.options.area, path: request.path, requestId: request.requestId }, 'upstream body is not JSON');
-      throw new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable'));
+      this.options.logger.warn({ area: this.options.area, route: request.path, requestId: request.requestId }, 'upstream body is not JSON');
+      throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
     const parsed = request.schema.safeParse(json);
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`);
-      this.options.logger.warn({ area: this.options.area, path: request.path, issues, requestId: request.requestId }, 'upstream body does not match the interface');
-      throw new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable'));
+      this.options.logger.warn({ area: this.options.area, route: request.path, issues, requestId: request.requestId }, 'upstream body does not match the interface');
+      throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
     return parsed.data;
   }
 
-  private url(path: string, query: Record<string, string | undefined> = {}): string {
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, value);
-    const search = params.toString();
-    return `${this.options.baseUrl}${path}${search ? `?${search}` : ''}`;
+  private url({ path, params = {}, query = {} }: UpstreamRequest<unknown>): string {
+    const filled = path.replace(/:([A-Za-z_]+)/g, (_, name: string) => {
+      const value = params[name];
+      if (value === undefined) throw new Error(`no value for :${name} in ${path}`);
+      return encodeURIComponent(value);
+    });
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, value);
+    const text = search.toString();
+    return `${this.options.baseUrl}${filled}${text ? `?${text}` : ''}`;
   }
 }
 
@@ -185,14 +229,6 @@ function upstreamMessage(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function readLimited(response: Response): Promise<string> {
-  const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > maxBodyBytes) throw new Error('response too large');
-  const text = await response.text();
-  if (text.length > maxBodyBytes) throw new Error('response too large');
-  return text;
 }
 
 function sleep(ms: number): Promise<void> {

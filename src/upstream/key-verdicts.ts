@@ -6,10 +6,12 @@ import type { Clock } from '../time/timestamps.js';
 
 /**
  * Keys an upstream rejected with 401, remembered by hash for `ttlMs` (CONTRACT 2), so a bad
- * key is answered locally instead of being re-sent upstream.
+ * key is answered locally instead of being re-sent upstream; and keys it accepted, for as
+ * long, so using them again is not counted as a guess.
  */
 export class KeyVerdicts {
   private readonly rejected = new LRUCache<string, { until: number; message: string }>({ max: 100_000 });
+  private readonly accepted = new LRUCache<string, number>({ max: 100_000 });
 
   constructor(
     private readonly clock: Clock,
@@ -31,12 +33,23 @@ export class KeyVerdicts {
     return verdict.message;
   }
 
-  /** Runs an upstream call, remembering a 401 for the key. */
+  /** Whether the upstream accepted the key within the TTL. */
+  isAccepted(keyHash: string): boolean {
+    return (this.accepted.get(keyHash) ?? 0) > this.clock.now();
+  }
+
+  /** Runs an upstream call, remembering whether the upstream accepted or rejected the key. */
   async watch<T>(keyHash: string, call: () => Promise<T>): Promise<T> {
     try {
-      return await call();
+      const result = await call();
+      if (this.ttlMs > 0) this.accepted.set(keyHash, this.clock.now() + this.ttlMs);
+      return result;
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_key') this.reject(keyHash, err.message);
+      if (err instanceof AppError && err.code === 'invalid_scopes' && this.ttlMs > 0) this.accepted.set(keyHash, this.clock.now() + this.ttlMs);
+      if (err instanceof AppError && err.code === 'invalid_key') {
+        this.accepted.delete(keyHash);
+        this.reject(keyHash, err.message);
+      }
       throw err;
     }
   }
@@ -44,10 +57,11 @@ export class KeyVerdicts {
 
 /** Upstream mode: the upstream decides; locally only the remembered rejections apply. */
 export function upstreamKeyVerifier(verdicts: KeyVerdicts): KeyVerifier {
-  return async (key) => {
-    const keyHash = hashKey(key);
+  const verify: KeyVerifier = async (key, keyHash = hashKey(key)) => {
     const rejected = verdicts.rejection(keyHash);
     if (rejected !== undefined) throw new AppError('invalid_key', rejected);
     return { keyHash, key, scopes: null, keyId: null, keyName: null, userId: null, accountId: null, accountName: null };
   };
+  verify.isKnownGood = (keyHash) => verdicts.isAccepted(keyHash);
+  return verify;
 }

@@ -4,6 +4,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { EventType } from '../triggers/transitions.js';
+import { hookIdentity, targetOrigin } from './hook-identity.js';
 import { generateSecret } from './signing.js';
 
 export interface HookInput {
@@ -34,7 +35,7 @@ interface HookRow {
   created_at: string;
 }
 
-const columns = 'id, target_url, events, device_ids, secret_cipher, status, status_reason, created_at';
+const columns = ['id', 'target_url', 'events', 'device_ids', 'secret_cipher', 'status', 'status_reason', 'created_at'] as const;
 
 function toHook(row: HookRow): Hook {
   return {
@@ -58,60 +59,81 @@ export class HookStore {
 
   /**
    * Subscribes, idempotently: the same key + URL + events + device ids returns the existing
-   * (not disabled) hook, secret included, with `created: false`.
+   * (not disabled) hook, secret included, with `created: false`. The identity's unique index
+   * settles two identical subscriptions racing on two replicas: one inserts, the other finds it.
    */
-  create(keyHash: string, input: HookInput): { hook: Hook & { secret: string }; created: boolean } {
+  async create(keyHash: string, input: HookInput): Promise<{ hook: Hook & { secret: string }; created: boolean }> {
     const events = JSON.stringify([...new Set(input.events)].sort());
     const devices = input.device_ids === null ? null : JSON.stringify([...new Set(input.device_ids)].sort());
-    return this.db.transaction(() => {
-      const existing = this.db
-        .prepare(`SELECT ${columns} FROM hooks WHERE key_hash = ? AND target_url = ? AND events = ? AND device_ids IS ? AND status != 'disabled'`)
-        .get(keyHash, input.target_url, events, devices) as HookRow | undefined;
-      if (existing) return { hook: { ...toHook(existing), secret: this.box.open(existing.secret_cipher) }, created: false };
-      const secret = generateSecret();
-      const row: HookRow = {
-        id: `hook_${randomBytes(12).toString('hex')}`,
-        target_url: input.target_url,
-        events,
-        device_ids: devices,
-        secret_cipher: this.box.seal(secret),
-        status: 'active',
-        status_reason: null,
-        created_at: formatMicros(this.clock.now() * 1000),
-      };
-      this.db
-        .prepare(`INSERT INTO hooks (key_hash, ${columns}) VALUES (@key_hash, @id, @target_url, @events, @device_ids, @secret_cipher, @status, @status_reason, @created_at)`)
-        .run({ ...row, key_hash: keyHash });
-      return { hook: { ...toHook(row), secret }, created: true };
-    })();
+    const identity = hookIdentity(keyHash, input.target_url, events, devices);
+    const secret = generateSecret();
+    const row: HookRow = {
+      id: `hook_${randomBytes(12).toString('hex')}`,
+      target_url: input.target_url,
+      events,
+      device_ids: devices,
+      secret_cipher: this.box.seal(secret),
+      status: 'active',
+      status_reason: null,
+      created_at: formatMicros(this.clock.now() * 1000),
+    };
+    const inserted = await this.db.kysely
+      .insertInto('hooks')
+      .values({ ...row, key_hash: keyHash, identity, target_origin: targetOrigin(input.target_url) })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) return { hook: { ...toHook(row), secret }, created: true };
+    const existing = await this.db.kysely
+      .selectFrom('hooks')
+      .select(columns)
+      .where('identity', '=', identity)
+      .where('status', '!=', 'disabled')
+      .executeTakeFirst();
+    // Disabled between the insert and this read: subscribe again, now without the conflict.
+    if (!existing) return this.create(keyHash, input);
+    return { hook: { ...toHook(existing), secret: this.box.open(existing.secret_cipher) }, created: false };
   }
 
-  list(keyHash: string): Hook[] {
-    return (this.db.prepare(`SELECT ${columns} FROM hooks WHERE key_hash = ? ORDER BY created_at, id`).all(keyHash) as HookRow[]).map(toHook);
+  async list(keyHash: string): Promise<Hook[]> {
+    const rows = await this.db.kysely.selectFrom('hooks').select(columns).where('key_hash', '=', keyHash).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toHook);
   }
 
   /** A hook of another key is as absent as one that never existed. */
-  get(keyHash: string, id: string): Hook {
-    const row = this.db.prepare(`SELECT ${columns} FROM hooks WHERE key_hash = ? AND id = ?`).get(keyHash, id) as HookRow | undefined;
+  async get(keyHash: string, id: string): Promise<Hook> {
+    const row = await this.db.kysely.selectFrom('hooks').select(columns).where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst();
     if (!row) throw new AppError('not_found', 'Hook not found');
     return toHook(row);
   }
 
   /** Unsubscribes; queued deliveries of the hook go with it. */
-  delete(keyHash: string, id: string): void {
-    const { changes } = this.db.prepare('DELETE FROM hooks WHERE key_hash = ? AND id = ?').run(keyHash, id);
-    if (changes === 0) throw new AppError('not_found', 'Hook not found');
+  async delete(keyHash: string, id: string): Promise<void> {
+    const result = await this.db.kysely.deleteFrom('hooks').where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) throw new AppError('not_found', 'Hook not found');
   }
 
   /** The latest 100 delivery attempts of a hook, newest first. */
-  attempts(keyHash: string, id: string): unknown[] {
-    this.get(keyHash, id);
-    const rows = this.db
-      .prepare(`SELECT a.event_id, a.webhook_id, a.attempt, a.status_code, a.error, a.duration_ms, a.attempted_at,
-          a.next_attempt_at, a.outcome, d.status AS delivery_status
-        FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
-        WHERE a.hook_id = ? ORDER BY a.id DESC LIMIT 100`)
-      .all(id) as Array<Record<string, unknown>>;
-    return rows;
+  async attempts(keyHash: string, id: string): Promise<unknown[]> {
+    await this.get(keyHash, id);
+    return this.db.kysely
+      .selectFrom('delivery_attempts as a')
+      .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
+      .select([
+        'a.event_id',
+        'a.webhook_id',
+        'a.attempt',
+        'a.status_code',
+        'a.error',
+        'a.duration_ms',
+        'a.attempted_at',
+        'a.next_attempt_at',
+        'a.outcome',
+        'd.status as delivery_status',
+      ])
+      .where('a.hook_id', '=', id)
+      .orderBy('a.id', 'desc')
+      .limit(100)
+      .execute();
   }
 }

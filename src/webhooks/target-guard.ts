@@ -1,55 +1,41 @@
 import { lookup } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * The webhook target URL guard (CONTRACT 6.4): https only, and no host that resolves to a
- * loopback, private, link-local, unspecified (or otherwise non-public) address, IPv6 and
- * IPv4-mapped forms included. Checked at subscribe and again at every delivery, where the
- * check sits in the socket's DNS lookup itself so a rebinding DNS answer cannot slip past.
+ * The webhook target URL guard (CONTRACT 6.4): https only, and every address a target
+ * resolves to must be global unicast. Checked at subscribe and again at every delivery,
+ * where the check sits in the socket's DNS lookup itself so a rebinding DNS answer cannot
+ * slip past. Address classes come from ipaddr.js (a maintained registry of special ranges),
+ * not from hand-written parsing.
  */
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
 
-/** Expands an IPv6 text to its 8 16-bit groups. */
-function ipv6Groups(address: string): number[] {
-  let text = address.split('%')[0]!;
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4[1]!.split('.').map(Number) as [number, number, number, number];
-    text = text.slice(0, -v4[1]!.length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : new Array(8 - left.length - right.length).fill('0');
-  return [...left, ...fill, ...right].map((g) => parseInt(g || '0', 16));
-}
+/** IPv6 global unicast space (RFC 4291); ipaddr's own special ranges inside it are refused too. */
+const globalUnicast = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
+/** NAT64's well-known prefix (RFC 6052), which may only carry global IPv4 addresses. */
+const wellKnownNat64 = ipaddr.parseCIDR('64:ff9b::/96') as [ipaddr.IPv6, number];
 
-/** The IPv4 address embedded in an IPv4-mapped, -compatible or NAT64 IPv6 address. */
-function embeddedIpv4(address: string): string | null {
-  const g = ipv6Groups(address);
-  const v4 = () => `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
-  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && g[5] === 0xffff) return v4(); // ::ffff:a.b.c.d
-  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return v4(); // ::a.b.c.d (deprecated)
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(); // 64:ff9b::/96
-  return null;
-}
-
+/**
+ * True unless `address` is a global unicast IPv4 or IPv6 address. Refused among others:
+ * loopback, private, link-local, unspecified, CGNAT, multicast, documentation, unique-local,
+ * IPv4-compatible, SIIT (`::ffff:0:a.b.c.d`), 6to4 (`2002::/16`), Teredo (`2001::/32`),
+ * local-use NAT64 (`64:ff9b:1::/48`). IPv4-mapped addresses are judged by their IPv4, and the
+ * well-known NAT64 prefix by the IPv4 it carries. Anything that is not an address is refused.
+ */
 export function isForbiddenAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family !== 6) return true;
-  const v4 = embeddedIpv4(address);
-  if (v4 !== null) return blocked.check(v4, 'ipv4');
-  return blocked.check(address.split('%')[0]!, 'ipv6');
+  // net.isIP first: ipaddr.js also accepts legacy IPv4 forms (`127.1`, hex) that DNS never returns.
+  if (isIP(address) === 0) return true;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.match(wellKnownNat64)) return isForbiddenAddress(embeddedIpv4(v6));
+  return v6.range() !== 'unicast' || !v6.match(globalUnicast);
+}
+
+/** The IPv4 address in the last 32 bits of an IPv6 address. */
+function embeddedIpv4(v6: ipaddr.IPv6): string {
+  const [high, low] = v6.parts.slice(6) as [number, number];
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
 /** Why a URL may not be a target, or null when it may (host resolution not included). */
@@ -69,10 +55,13 @@ export function targetUrlProblem(text: string, allowPrivate: boolean): string | 
   return null;
 }
 
-/** A `lookup` for http(s).request that refuses forbidden addresses (all of them are checked). */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+/**
+ * A `lookup` for http(s).request that refuses forbidden addresses (all of them are checked).
+ * `resolve` is the system resolver; tests hand in one that answers what they need.
+ */
+export function guardedLookup(allowPrivate: boolean, resolve: typeof lookup = lookup): LookupFunction {
   return (hostname, options, callback) => {
-    lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as Array<{ address: string; family: number }>;
       if (!allowPrivate && list.some((a) => isForbiddenAddress(a.address))) {

@@ -1,0 +1,112 @@
+/**
+ * Row types of every table, declared once for both engines (Kysely's table interfaces).
+ * Instants the connector itself keeps (`*_at` numbers) are epoch milliseconds (BIGINT on
+ * PostgreSQL, read back as numbers); catalog timestamps are fixed-width
+ * `YYYY-MM-DDTHH:MM:SS.ffffffZ` strings, which sort in time order. Booleans are 0/1 integers
+ * and lists are JSON text on both engines, so one query serves both.
+ */
+import type { Generated } from 'kysely';
+
+export interface Tables {
+  accounts: { id: string; name: string };
+  users: { id: string; account_id: string; name: string };
+  api_keys: { id: string; user_id: string; name: string; key_sha256: string; scopes: string; created_at: string };
+  devices: DeviceRow;
+  device_access: { device_id: string; user_id: string; level: 'read' | 'update' };
+  menus: {
+    id: string;
+    account_id: string;
+    position: number;
+    name: string;
+    description: string | null;
+    tags: string;
+    groups_json: string;
+    revision: number;
+  };
+  watches: {
+    key_hash: string;
+    user_id: string | null;
+    key_cipher: string | null;
+    last_trigger_at: number | null;
+    baseline_at: number | null;
+    paused_reason: string | null;
+    created_at: number;
+    /** When the key is next due for a poll. */
+    next_poll_at: Generated<number>;
+    /** A replica polling the key holds it until then (0 = free). */
+    leased_until: Generated<number>;
+    lease_owner: string | null;
+  };
+  device_snapshots: { key_hash: string; device_id: string; status: 'online' | 'offline'; last_heartbeat_at: string | null };
+  events: {
+    seq: Generated<number>;
+    id: string;
+    key_hash: string;
+    type: string;
+    device_id: string;
+    occurred_at: string;
+    payload: string;
+    created_at: number;
+  };
+  hooks: {
+    id: string;
+    key_hash: string;
+    target_url: string;
+    events: string;
+    device_ids: string | null;
+    secret_cipher: string;
+    status: 'active' | 'paused' | 'disabled';
+    status_reason: string | null;
+    created_at: string;
+    /** SHA-256 of key + URL + events + device ids: unique among hooks that are not disabled. */
+    identity: string | null;
+    /** `scheme://host:port` of the target: the unit of per-target delivery concurrency. */
+    target_origin: string | null;
+  };
+  deliveries: {
+    id: Generated<number>;
+    hook_id: string;
+    event_seq: number;
+    webhook_id: string;
+    status: 'pending' | 'delivered' | 'dead' | 'cancelled';
+    attempts: Generated<number>;
+    next_attempt_at: number;
+    leased_until: Generated<number>;
+    created_at: number;
+  };
+  delivery_attempts: {
+    id: Generated<number>;
+    delivery_id: number;
+    hook_id: string;
+    event_id: string;
+    webhook_id: string;
+    attempt: number;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+    attempted_at: string;
+    next_attempt_at: string | null;
+    outcome: string;
+  };
+  failed_attempts: { client: string; window_start: number; failures: number };
+}
+
+export interface DeviceRow {
+  id: string;
+  name: string;
+  timezone: string;
+  screen_resolution: string;
+  screen_orientation: string;
+  registered_at: string;
+  published_at: string | null;
+  last_heartbeat_at: string | null;
+  offline_startup: number;
+  offline_startup_delay_minutes: number;
+  open_dev_tools: number;
+  display_connected: number;
+  connection_type: string;
+  wifi_ssid: string | null;
+  wifi_signal_strength: number | null;
+  updated_at: string;
+  created_at: string;
+}
