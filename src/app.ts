@@ -10,6 +10,7 @@ import { triggerRoutes } from './http/triggers.js';
 import { hookRoutes } from './http/hooks.js';
 import { serviceRoutes } from './http/service.js';
 import { docsRoutes } from './http/docs.js';
+import { metricsRoutes } from './http/metrics.js';
 
 /** Builds the Express app from ready services. Never reads the environment, never listens. */
 export function createApp(services: Services): Express {
@@ -17,11 +18,12 @@ export function createApp(services: Services): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(requestLog(services.logger));
+  app.use(requestLog(services.logger, services.metrics));
   // Dropdowns are the hot path: matched first, registered on the app itself (a nested
   // router would add a second dispatch per request).
   optionRoutes(services, app);
   app.use(serviceRoutes(services));
+  app.use(metricsRoutes(services));
   app.use(docsRoutes(services));
   app.use(deviceRoutes(services));
   app.use(menuRoutes(services));

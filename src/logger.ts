@@ -1,4 +1,6 @@
 import { pino, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
+import { LogSink } from './log-sink.js';
 
 /**
  * Paths that may hold a key. The app never logs headers or keys on purpose; redaction is the
@@ -21,6 +23,36 @@ const redactPaths = [
   '*.headers["x-api-key"]',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+export type LogFormat = 'auto' | 'pretty' | 'json';
+
+/**
+ * Builds a logger. Without a destination it writes JSON lines to stdout through the one
+ * shared stdout sink (never blocks, bounded; see LogSink).
+ */
+export function createLogger(level: string, destination: pino.DestinationStream = stdoutSink('json')): Logger {
   return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' }, base: undefined }, destination);
+}
+
+const sinks = new Map<'pretty' | 'json', LogSink>();
+
+/**
+ * The process's stdout sink in `format` (one per format, so stdout gets few listeners):
+ * `pretty` = one human-readable line per entry (pino-pretty, fields inline), `json` = one
+ * JSON object a line, `auto` = pretty when stdout is a terminal. Redaction happens in the
+ * logger, before either format.
+ */
+export function stdoutSink(format: LogFormat): LogSink {
+  const tty = process.stdout.isTTY === true;
+  const chosen = format === 'pretty' || (format === 'auto' && tty) ? 'pretty' : 'json';
+  let sink = sinks.get(chosen);
+  if (!sink) {
+    sink = new LogSink({ stream: process.stdout, format: chosen === 'pretty' ? prettyLine(tty) : undefined });
+    sinks.set(chosen, sink);
+  }
+  return sink;
+}
+
+/** A JSON log line as one readable line: time, level, message, then the fields inline. */
+export function prettyLine(colorize: boolean): (line: string) => string {
+  return pinoPretty.prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l' });
 }

@@ -2,24 +2,32 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './logger.js';
-import { openDatabase } from './db/database.js';
+import { createLogger, stdoutSink } from './logger.js';
+import { openDatabase, type Db } from './db/database.js';
+import { isDatabaseUnavailable } from './db/unavailable.js';
+import { databaseOptions } from './cli/context.js';
+import type { Logger } from 'pino';
 import { bootstrapCatalog } from './dataset/bootstrap.js';
 import { DatasetError } from './dataset/import.js';
 import { describeDatasetError } from './dataset/report.js';
 import { buildServices } from './services.js';
 import { ManifestError } from './manifest/load.js';
 import { createApp } from './app.js';
+import { createHttpServer } from './http/server.js';
 import { demoBanner } from './demo/banner.js';
 import { systemClock } from './time/timestamps.js';
+import { DotEnvError, loadDotEnv } from './env-file.js';
+import { databaseFailure, listenFailure, StartupError } from './startup-errors.js';
 
 const shutdownGraceMs = 10_000;
+const logDrainMs = 1_000;
 
 function readConfig(): Config {
   try {
+    loadDotEnv();
     return loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof DotEnvError) {
       console.error(err.message);
       process.exit(1);
     }
@@ -30,28 +38,31 @@ function readConfig(): Config {
 /** read config → open database → import → build services → create app → listen. */
 export async function main(): Promise<Server> {
   const config = readConfig();
-  const logger = createLogger(config.LOG_LEVEL);
-  const db = openDatabase(config.DATABASE_PATH);
+  const logSink = stdoutSink(config.LOG_FORMAT);
+  const logger = createLogger(config.LOG_LEVEL, logSink);
+  const db = await connect(config, logger);
   try {
-    bootstrapCatalog(db, config.DATASET, systemClock.now(), logger);
+    await bootstrapCatalog(db, config.DATASET, systemClock.now(), logger);
   } catch (err) {
     if (!(err instanceof DatasetError)) throw err;
     console.error(describeDatasetError(err));
-    db.close();
+    await db.close();
     process.exit(1);
   }
   const services = buildServices({ config, logger, clock: systemClock, db });
-  const server = createApp(services).listen(config.PORT, config.HOST);
+  const server = createHttpServer(createApp(services)).listen(config.PORT, config.HOST);
   server.on('listening', () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ port, host: config.HOST }, 'listening');
     services.start();
     const shown = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
-    const banner = demoBanner(db, config.PUBLIC_URL ?? `http://${shown}:${port}`);
-    if (banner) process.stdout.write(banner);
+    void demoBanner(db, config.PUBLIC_URL ?? `http://${shown}:${port}`).then(
+      (banner) => banner && process.stdout.write(banner),
+      () => undefined,
+    );
   });
   server.on('error', (err) => {
-    console.error(`Cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);
+    console.error(listenFailure(err, config.HOST, config.PORT));
     process.exit(1);
   });
 
@@ -71,8 +82,10 @@ export async function main(): Promise<Server> {
     force.unref();
     server.close(async () => {
       await services.close();
-      db.close();
+      await db.close().catch(() => undefined);
       logger.info('stopped');
+      // Bounded: a stopped or vanished log reader must not hold the exit (see LogSink).
+      await logSink.drain(logDrainMs);
       process.exit(0);
     });
     server.closeIdleConnections();
@@ -83,11 +96,32 @@ export async function main(): Promise<Server> {
   return server;
 }
 
+/**
+ * Opens the database, waiting for it (with backoff, saying so) while it is unreachable: a
+ * replica that starts while PostgreSQL restarts comes up when it is back, instead of exiting.
+ */
+async function connect(config: Config, logger: Logger): Promise<Db> {
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 10_000)) {
+    try {
+      return await openDatabase({
+        ...databaseOptions(config),
+        onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; it will be re-opened on next use'),
+      });
+    } catch (err) {
+      if (!config.DATABASE_URL) throw databaseFailure(config.DATABASE_PATH, err as Error);
+      if (!isDatabaseUnavailable(err)) throw new StartupError(`Cannot use the database at DATABASE_URL: ${(err as Error).message}`);
+      logger.warn({ err: (err as Error).message, retryInMs: delayMs }, 'database unavailable at start; retrying');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
 /** Starts the service, or exits with one line saying why it cannot. */
 export function run(): Promise<Server | void> {
   return main().catch((err: unknown) => {
     // Start-up errors (a broken manifest, an unreadable database) are one line, no stack.
-    console.error(err instanceof ManifestError ? err.message : `Failed to start: ${(err as Error).message}`);
+    const known = err instanceof ManifestError || err instanceof StartupError;
+    console.error(known ? err.message : `Failed to start: ${(err as Error).message}`);
     process.exit(1);
   });
 }

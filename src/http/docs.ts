@@ -1,8 +1,10 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { Router, type Request } from 'express';
+import express, { Router } from 'express';
 import type { Services } from '../services.js';
 import { buildOpenApiDocument, openApiDocument } from '../openapi/document.js';
+import { publicBaseUrl } from './base-url.js';
+import { oneKeyAuthPlugin } from './docs-auth.js';
 
 /** swagger-ui-dist's folder, found the way Node resolves the dependency. */
 const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -12,6 +14,11 @@ const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-
  * `swagger-initializer.js` point at the public petstore, so they are not served.
  */
 const servedAsset = /^\/(swagger-ui\.css|swagger-ui-bundle\.js|favicon-(16x16|32x32)\.png)(\.map)?$/;
+
+/** There is no public URL to link the guides to, so the reference names them by path. */
+const guides =
+  'Guides, in the repository: `README.md` (start here), `docs/api.md` (keys, errors and a page per area), ' +
+  '`docs/configuration.md`, `docs/datasets.md`, `docs/upstream.md` and `docs/zapier.md`.';
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -23,14 +30,14 @@ function escapeHtml(text: string): string {
  */
 export function docsRoutes(services: Services): Router {
   const router = Router();
-  const base = buildOpenApiDocument(services.manifest);
+  const base = buildOpenApiDocument(services.manifest, { allowPrivateTargets: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
+  base.info = { ...(base.info as object), description: `${(base.info as { description: string }).description}\n\n${guides}` };
   const publicUrl = services.config.PUBLIC_URL;
   // Behind a proxy that adds a path prefix, PUBLIC_URL carries it; links stay root-relative.
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
-  const serverUrl = (req: Request) => publicUrl ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 
   router.get('/openapi.json', (req, res) => {
-    res.json(openApiDocument(base, serverUrl(req)));
+    res.json(openApiDocument(base, publicBaseUrl(req, publicUrl)));
   });
 
   const assets = `${prefix}/docs/assets`;
@@ -56,7 +63,11 @@ export function docsRoutes(services: Services): Router {
 <div id="swagger-ui"></div>
 <script src="${assets}/swagger-ui-bundle.js"></script>
 <script>
-window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '\\u003c')}, { presets: [SwaggerUIBundle.presets.apis] }));
+window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '\\u003c')}, {
+  presets: [SwaggerUIBundle.presets.apis],
+  // One key authorizes both schemes (src/http/docs-auth.ts).
+  plugins: [${oneKeyAuthPlugin.toString()}],
+}));
 </script>
 </body>
 </html>
@@ -68,7 +79,12 @@ window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '
 
   router.use(
     '/docs/assets',
-    (req, _res, next) => (servedAsset.test(req.path) ? next() : next('router')),
+    (req, _res, next) => {
+      if (!servedAsset.test(req.path)) return next('router');
+      // Static files match no Express route; the access log gets this pattern, not the path.
+      req.routePattern = '/docs/assets/*';
+      next();
+    },
     express.static(swaggerUiDir, { index: false, maxAge: '1h' }),
   );
 

@@ -9,6 +9,17 @@ import { resolveTargetProblem } from '../webhooks/target-guard.js';
 import { parseParams } from './query.js';
 import { hookBody, hookParams } from './schemas.js';
 
+/**
+ * A body that is not declared as JSON is refused before it is read (a form or text body would
+ * otherwise be skipped by the JSON parser and reported as missing fields). No body at all is
+ * left to the schema: "body must be a JSON object".
+ */
+const requireJson: RequestHandler = (req, _res, next) => {
+  const empty = req.headers['transfer-encoding'] === undefined && Number(req.headers['content-length'] ?? 0) === 0;
+  if (!empty && !req.is('application/json')) throw new AppError('unsupported_media_type', 'Content-Type must be application/json');
+  next();
+};
+
 /** CONTRACT 6.4: REST-hook subscriptions and their delivery log. */
 export function hookRoutes(services: Services): Router {
   const router = Router();
@@ -16,18 +27,23 @@ export function hookRoutes(services: Services): Router {
     authenticate({ headers: 'either', scope, verify: services.keys.device, attempts: services.failedAttempts });
   const auth: RequestHandler[] = [withScope('hooks:write'), confirmDeviceKey(services)];
 
-  router.post('/v1/hooks', ...auth, express.json({ limit: '16kb' }), async (req, res) => {
+  const bodySchema = hookBody(services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+  // Not strict: `42` or `null` parse, so the schema can say "must be a JSON object" rather
+  // than the parser saying "not valid JSON".
+  const jsonBody = express.json({ limit: '16kb', strict: false });
+
+  router.post('/v1/hooks', ...auth, requireJson, jsonBody, async (req, res) => {
     const principal = principalOf(req);
     // A hook delivers device data, so subscribing needs device:read as well.
     if (principal.scopes && !principal.scopes.has('device:read')) throw new AppError('invalid_scopes', 'Invalid scopes');
-    const parsed = hookBody.safeParse(req.body ?? {});
+    const parsed = bodySchema.safeParse(req.body);
     if (!parsed.success) {
       throw validationError(parsed.error.issues.map((i) => ({ path: jsonPath(i.path), message: i.message })));
     }
     const problem = await resolveTargetProblem(parsed.data.target_url, services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
     if (problem) throw validationError([{ path: 'target_url', message: problem }]);
     await enrolKey(services.watches, services.poller, principal, false);
-    const { hook, created } = services.hooks.create(principal.keyHash, {
+    const { hook, created } = await services.hooks.create(principal.keyHash, {
       target_url: parsed.data.target_url,
       events: parsed.data.events ?? [...eventTypes],
       device_ids: parsed.data.device_ids?.map((id) => id.toLowerCase()) ?? null,
@@ -36,21 +52,21 @@ export function hookRoutes(services: Services): Router {
     res.status(created ? 201 : 200).json(shown);
   });
 
-  router.get('/v1/hooks', ...auth, (req, res) => {
-    res.json(services.hooks.list(principalOf(req).keyHash));
+  router.get('/v1/hooks', ...auth, async (req, res) => {
+    res.json(await services.hooks.list(principalOf(req).keyHash));
   });
 
-  router.get('/v1/hooks/:id', ...auth, (req, res) => {
-    res.json(services.hooks.get(principalOf(req).keyHash, parseParams(hookParams, req.params).id));
+  router.get('/v1/hooks/:id', ...auth, async (req, res) => {
+    res.json(await services.hooks.get(principalOf(req).keyHash, parseParams(hookParams, req.params).id));
   });
 
-  router.delete('/v1/hooks/:id', ...auth, (req, res) => {
-    services.hooks.delete(principalOf(req).keyHash, parseParams(hookParams, req.params).id);
+  router.delete('/v1/hooks/:id', ...auth, async (req, res) => {
+    await services.hooks.delete(principalOf(req).keyHash, parseParams(hookParams, req.params).id);
     res.status(204).end();
   });
 
-  router.get('/v1/hooks/:id/deliveries', ...auth, (req, res) => {
-    res.json(services.hooks.attempts(principalOf(req).keyHash, parseParams(hookParams, req.params).id));
+  router.get('/v1/hooks/:id/deliveries', ...auth, async (req, res) => {
+    res.json(await services.hooks.attempts(principalOf(req).keyHash, parseParams(hookParams, req.params).id));
   });
 
   return router;

@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import { resources } from '../options/resources.js';
 import { decodeCursor, matchesIfNoneMatch, renderOptions, type OptionQuery } from '../options/render.js';
+import { publicBaseUrl } from './base-url.js';
 import { parseParams, parseQuery } from './query.js';
 import { optionParams, optionQuery } from './schemas.js';
 
@@ -60,10 +61,14 @@ function readOptionQuery(req: Request, schema: ReturnType<typeof optionQuery>): 
   return { format, q: q || undefined, limit, offset, parent: parent || undefined };
 }
 
-/** The same request with the next page's cursor, absolute. */
+/**
+ * The same request with the next page's cursor, absolute. Serialised by the URL parser, so
+ * nothing from the request line can close the `<…>` of the `Link` header or add a parameter.
+ */
 function nextUrl(req: Request, publicUrl: string | undefined, cursor: string): string {
-  const base = publicUrl ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const url = new URL(`${publicBaseUrl(req, publicUrl)}${req.baseUrl}${req.path}`);
   const search = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
   search.set('cursor', cursor);
-  return `${base}${req.baseUrl}${req.path}?${search.toString()}`;
+  url.search = search.toString();
+  return url.href;
 }

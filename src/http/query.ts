@@ -19,12 +19,15 @@ export function scalarParam(name: string) {
   return z.string({ error: `${name} must be given once` });
 }
 
-/** A decimal integer in [min, max]; surrounding spaces are tolerated, `1e3`, `0x10`, `1.5` are not. */
+/**
+ * A decimal integer in [min, max], digits only: what the OpenAPI document's `type: integer`
+ * serialises to. Surrounding spaces, signs, `1e3`, `0x10` and `1.5` are refused.
+ */
 export function intParam(name: string, min: number, max: number) {
   const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
   const message = `${name} must be an integer ${range}`;
   return scalarParam(name)
-    .regex(/^\s*\d+\s*$/, message)
+    .regex(/^\d+$/, message)
     .pipe(z.coerce.number<string>({ error: message }).int(message).min(min, message).max(max, message));
 }
 
@@ -42,19 +45,28 @@ export function enumParam<const T extends readonly [string, ...string[]]>(name: 
 }
 
 /**
- * Comma-separated values, trimmed, de-duplicated, possibly repeated (`?tags=a&tags=b,c`).
- * Present but empty is an error rather than "no filter", so an empty variable in a client
- * cannot widen a query to everything. `item` checks each value.
+ * Comma-separated values, trimmed, possibly repeated (`?tags=a&tags=b,c`). Present but empty
+ * is an error rather than "no filter", so an empty variable in a client cannot widen a query
+ * to everything; so is an empty value inside the list (`a,,b`). `max` counts the values
+ * given, before duplicates are dropped, as the document's `maxItems` does. `item` checks
+ * each value (default: any non-blank string).
  */
 export function listParam<T extends z.ZodType<string, string> = z.ZodString>(name: string, max = 1000, item?: T) {
-  const message = `${name} must list 1 to ${max} comma-separated values`;
+  const count = `${name} must list 1 to ${max} comma-separated values`;
+  const empty = `${name} must not contain an empty value`;
   return z
-    .union([z.string(), z.array(z.string())], { error: message })
+    .union([z.string(), z.array(z.string())], { error: count })
     .transform((raw) => {
-      const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(','));
-      return [...new Set(parts.map((value) => value.trim()).filter((value) => value !== ''))];
+      const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(',')).map((value) => value.trim());
+      return parts.every((part) => part === '') ? [] : parts;
     })
-    .pipe(z.array((item ?? z.string()) as T).min(1, message).max(max, message));
+    .pipe(
+      z
+        .array((item ?? z.string().min(1, empty).regex(/\S/, empty)) as T)
+        .min(1, count)
+        .max(max, count)
+        .overwrite((values) => [...new Set(values)]),
+    );
 }
 
 /** A schema over the whole query (or path parameters): an object of parameter schemas. */

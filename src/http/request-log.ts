@@ -1,22 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     id?: string;
+    /** The route pattern of a request no Express route matched (static files), for logs. */
+    routePattern?: string;
   }
+}
+
+/**
+ * What logs call a request: the matched route's pattern (`/devices/:id`), a pattern a
+ * middleware gave it (`/docs/assets/*`), else `(unmatched)`. Never the raw path: a key
+ * pasted into a URL must not reach the log.
+ */
+export function routeOf(req: Request): string {
+  if (req.route) return `${req.baseUrl}${String(req.route.path)}`;
+  return req.routePattern ?? '(unmatched)';
 }
 
 const acceptedId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` is honoured, anything else
- * replaced) and writes one log line when the response finishes: method, route, status,
- * duration, request id. Deliberately lean: no headers, no query string (it may hold ids a
- * user considers private), no key.
+ * replaced) and, when the response finishes, writes one log line (method, route, status,
+ * duration, request id) and counts it in the HTTP metrics by the same route pattern: one
+ * finish listener for both, on the hot path. Deliberately lean: no headers, no query string
+ * (it may hold ids a user considers private), no key.
  */
-export function requestLog(logger: Logger): RequestHandler {
+export function requestLog(logger: Logger, metrics?: Metrics): RequestHandler {
   // The access line has fixed fields, none of them secret; a child logger with only exact
   // redaction paths costs less than half of the root logger's wildcard redaction per line.
   const access = logger.child({}, { redact: { paths: ['key', 'apiKey', 'secret', 'authorization'], censor: '[redacted]' } });
@@ -28,12 +42,9 @@ export function requestLog(logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', id);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // Unmatched paths are not logged verbatim: a key pasted into a URL must not reach the log.
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : '(unmatched)';
-      access.info(
-        { method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id },
-        'request',
-      );
+      const route = routeOf(req);
+      metrics?.httpRequest(route, req.method, res.statusCode, ms / 1000);
+      access.info({ method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id }, 'request');
     });
     next();
   };

@@ -315,14 +315,15 @@ export const ConnectorManifest = component(
   'ConnectorManifest',
   z
     .looseObject({
+      $schema: z.string().describe('The absolute URL of the manifest\'s JSON Schema on this service (`GET /v1/manifest/schema`).'),
       name: z.string(),
       version: z.string(),
       description: z.string(),
-      baseUrl: z.string().describe('PUBLIC_URL, or taken from the request.'),
+      baseUrl: z.string().describe('PUBLIC_URL, or taken from the request: every `path` is relative to it.'),
       auth: z.looseObject({}),
-      optionSources: z.array(z.looseObject({ id: z.string(), path: z.string(), url: z.string() })),
+      optionSources: z.array(z.looseObject({ id: z.string(), path: z.string() })),
       triggers: z.array(z.looseObject({ id: z.string() })),
       rateLimits: z.looseObject({}),
     })
-    .describe('`manifests/connector.json` (schema: `manifests/connector.schema.json`) with `baseUrl` and an absolute `url` beside every `path`.'),
+    .describe('`manifests/connector.json` with defaults filled in, `baseUrl` added and `$schema` absolute; it validates against the schema `$schema` names.'),
 );

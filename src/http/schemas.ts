@@ -14,7 +14,7 @@ import { boolParam, enumParam, intParam, listParam, scalarParam } from './query.
 
 const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
-// ---- Device area (seed 4.1, CONTRACT 4) ----
+// ---- Device area (CONTRACT 4) ----
 
 export const deviceListQuery = z.object({
   is_online: boolParam('is_online').optional().describe('`true`: only online devices; `false`: only offline devices.'),
@@ -29,7 +29,7 @@ export const deviceParams = z.object({
   id: z.string().describe('The device id (normally its MAC address), case-insensitive.'),
 });
 
-// ---- Menu area (seed 4.2, CONTRACT 5) ----
+// ---- Menu area (CONTRACT 5) ----
 
 const groupFilter = (name: string, what: string) =>
   listParam(name)
@@ -124,23 +124,45 @@ export const hookParams = z.object({
   id: z.string().describe('The hook id (`hook_…`).'),
 });
 
-export const hookBody = z.object({
-  target_url: z
-    .string({ error: 'target_url is required and must be a string' })
-    .min(1, 'target_url is required')
-    .max(2048, 'target_url must be at most 2048 characters')
-    .describe('Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.'),
-  events: z
-    .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
-    .min(1, 'events must not be empty')
-    .max(2)
-    .optional()
-    .describe('Event types to deliver; default both.'),
-  device_ids: z
-    .array(z.string().min(1).max(200), { error: 'device_ids must be an array of device ids or null' })
-    .min(1, 'device_ids must not be empty (use null for every device)')
-    .max(1000, 'device_ids must list at most 1000 ids')
-    .nullable()
-    .optional()
-    .describe('Only events of these devices; null or absent = every device the key can read.'),
-});
+/**
+ * The body of `POST /v1/hooks`. `target_url` must be https unless private targets are allowed
+ * (development), so the schema, and the document generated from it, depend on that setting;
+ * whether the host resolves to a permitted address is checked after parsing.
+ */
+export function hookBody(allowPrivateTargets: boolean) {
+  const schemes = allowPrivateTargets ? 'http:// or https://' : 'https://';
+  return z.object(
+    {
+      target_url: z
+        .string({ error: 'target_url is required and must be a string' })
+        .min(1, 'target_url is required')
+        .max(2048, 'target_url must be at most 2048 characters')
+        // No spaces or characters a URI may not contain: what `format: uri` promises.
+        .regex(allowPrivateTargets ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i, `target_url must be an absolute ${schemes} URL`)
+        .meta({ format: 'uri' })
+        .describe(
+          allowPrivateTargets
+            ? 'Where deliveries are POSTed (`http://` and private addresses are allowed on this instance).'
+            : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
+        ),
+      events: z
+        .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
+        .min(1, 'events must not be empty')
+        .max(eventTypes.length, `events must list at most ${eventTypes.length} event types`)
+        .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
+        .meta({ uniqueItems: true })
+        .optional()
+        .describe('Event types to deliver; default both.'),
+      device_ids: z
+        .array(z.string({ error: 'device_ids must list strings' }).min(1, 'device_ids must not contain an empty id').max(200, 'device_ids must be at most 200 characters each'), {
+          error: 'device_ids must be an array of device ids or null',
+        })
+        .min(1, 'device_ids must not be empty (use null for every device)')
+        .max(1000, 'device_ids must list at most 1000 ids')
+        .nullable()
+        .optional()
+        .describe('Only events of these devices; null or absent = every device the key can read.'),
+    },
+    { error: 'body must be a JSON object' },
+  );
+}

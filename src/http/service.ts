@@ -2,7 +2,8 @@ import { Router } from 'express';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import { AppError } from '../errors.js';
-import { absoluteManifest } from '../manifest/absolute.js';
+import { manifestSchemaPath, servedManifest, servedManifestSchema } from '../manifest/served.js';
+import { publicBaseUrl } from './base-url.js';
 
 /** CONTRACT 6.2 and 6.5: liveness, readiness and the auth test. */
 export function serviceRoutes(services: Services): Router {
@@ -18,10 +19,14 @@ export function serviceRoutes(services: Services): Router {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
 
-  // The connector manifest with absolute URLs, for platforms and integrators (no key needed).
+  // The connector manifest for platforms and integrators (no key needed): `baseUrl` filled in,
+  // `$schema` pointing at the schema route below, so a validator can follow it.
   router.get('/v1/manifest', (req, res) => {
-    const baseUrl = services.config.PUBLIC_URL ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
-    res.json(absoluteManifest(services.manifest, baseUrl));
+    res.json(servedManifest(services.manifest, publicBaseUrl(req, services.config.PUBLIC_URL)));
+  });
+
+  router.get(manifestSchemaPath, (req, res) => {
+    res.type('application/schema+json').send(JSON.stringify(servedManifestSchema(publicBaseUrl(req, services.config.PUBLIC_URL))));
   });
 
   // The auth test takes the key either way: platforms send X-API-Key, device-only

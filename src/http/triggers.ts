@@ -18,7 +18,7 @@ export function triggerRoutes(services: Services): Router {
     const devices = rawDevices?.map((id) => id.toLowerCase());
     const principal = principalOf(req);
     await enrolKey(services.watches, services.poller, principal, true);
-    sendStoredJson(res, services.eventLog.recent(principal.keyHash, { types, devices, limit }));
+    sendStoredJson(res, await services.eventLog.recent(principal.keyHash, { types, devices, limit }));
   });
 
   router.get('/v1/triggers/device-status/sample', ...auth, async (req, res) => {
@@ -27,7 +27,7 @@ export function triggerRoutes(services: Services): Router {
 
   router.get('/v1/events', ...auth, async (req, res) => {
     const { after, limit } = parseQuery(eventsQuery, req.query);
-    sendStoredJson(res, services.eventLog.after(principalOf(req).keyHash, after, limit));
+    sendStoredJson(res, await services.eventLog.after(principalOf(req).keyHash, after, limit));
   });
 
   return router;

@@ -143,6 +143,15 @@ const rateLimitsSchema = z.strictObject({
 export const manifestSchema = z
   .strictObject({
     $schema: z.string().optional(),
+    /**
+     * Absent in the file; `GET /v1/manifest` fills it in (PUBLIC_URL, or taken from the
+     * request), so a reader of the served manifest knows what every `path` is relative to.
+     */
+    baseUrl: z
+      .string()
+      .regex(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/, 'must be an absolute http(s) URL without query or fragment')
+      .optional()
+      .describe('The absolute URL every `path` is relative to; filled in when the service serves the manifest.'),
     name: z.string().min(1),
     version: z.string().regex(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, 'must be a semver version'),
     description: z.string().min(1),

@@ -1,0 +1,69 @@
+import type { Writable } from 'node:stream';
+
+export interface LogSinkOptions {
+  /** Where lines go: `process.stdout` in the service, a PassThrough in tests. */
+  stream: Writable;
+  /** Most bytes the stream may hold unwritten; past it, lines are dropped and counted. */
+  maxBufferedBytes?: number;
+  /** Turns one JSON line into what is written (the pretty format); none = written as is. */
+  format?: (line: string) => string;
+}
+
+/** A few thousand access lines: enough to ride out a slow reader, small next to the process. */
+const defaultMaxBufferedBytes = 512 * 1024;
+
+/**
+ * A pino destination that never blocks the process and never hoards lines. Contract:
+ * - lines go to `stream` with its ordinary asynchronous `write`, so a log reader that is
+ *   stopped (a full pipe) never blocks the event loop, and nothing is written
+ *   synchronously at exit: `process.exit` never waits on the reader;
+ * - while the stream holds more than `maxBufferedBytes` unwritten, new lines are dropped
+ *   and counted (`dropped`); once the backlog is down to half, one warning line says how
+ *   many were lost, then lines flow again;
+ * - after a stream error (EPIPE: the reader is gone) every line is dropped and counted;
+ * - `drain(ms)` lets a clean shutdown wait, at most `ms`, for what is still buffered.
+ */
+export class LogSink {
+  /** Lines dropped since start (reader too slow, stopped or gone). */
+  dropped = 0;
+  private unreported = 0;
+  private broken = false;
+  private readonly stream: Writable;
+  private readonly maxBytes: number;
+  private readonly format: (line: string) => string;
+
+  constructor(options: LogSinkOptions) {
+    this.stream = options.stream;
+    this.maxBytes = options.maxBufferedBytes ?? defaultMaxBufferedBytes;
+    this.format = options.format ?? ((line) => line);
+    // Without a listener an EPIPE on stdout would be an uncaught exception.
+    this.stream.on('error', () => {
+      this.broken = true;
+    });
+  }
+
+  write(line: string): void {
+    const backlog = this.stream.writableLength;
+    const limit = this.unreported > 0 ? this.maxBytes / 2 : this.maxBytes;
+    if (this.broken || this.stream.destroyed || backlog + line.length > limit) {
+      this.dropped += 1;
+      this.unreported += 1;
+      return;
+    }
+    if (this.unreported > 0) {
+      const notice = { level: 40, time: Date.now(), dropped: this.unreported, msg: 'log lines dropped: the log reader was not keeping up' };
+      this.unreported = 0;
+      this.stream.write(this.format(`${JSON.stringify(notice)}\n`));
+    }
+    this.stream.write(this.format(line));
+  }
+
+  /** Resolves once everything buffered is written, or after `timeoutMs`, whichever is first. */
+  async drain(timeoutMs: number): Promise<void> {
+    // Polled: `drain` events fire only after a write was refused, not whenever a backlog empties.
+    const until = Date.now() + timeoutMs;
+    while (!this.broken && !this.stream.destroyed && this.stream.writableLength > 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 10).unref());
+    }
+  }
+}
