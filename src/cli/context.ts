@@ -1,15 +1,24 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase, type Db } from '../db/database.js';
+import { DotEnvError, loadDotEnv } from '../env-file.js';
 
-/** Config and database for a command-line tool; a bad configuration exits with its one line. */
-export function cliContext(): { config: Config; db: Db } {
+/** Config (environment, then .env) and database for a command-line tool; a bad configuration exits with its one line. */
+export async function cliContext(): Promise<{ config: Config; db: Db }> {
+  let config: Config;
   try {
-    const config = loadConfig();
-    return { config, db: openDatabase(config.DATABASE_PATH) };
+    // The same .env as the server, so `npm run import` writes to the database the server reads.
+    loadDotEnv();
+    config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
+    if (err instanceof ConfigError || err instanceof DotEnvError) fail(err.message);
     throw err;
   }
+  return { config, db: await openDatabase(databaseOptions(config)) };
+}
+
+/** Where the configuration puts the database: PostgreSQL at DATABASE_URL, else SQLite at DATABASE_PATH. */
+export function databaseOptions(config: Config): { url?: string; path: string; poolSize: number } {
+  return { url: config.DATABASE_URL, path: config.DATABASE_PATH, poolSize: config.DATABASE_POOL_SIZE };
 }
 
 export function fail(message: string): never {

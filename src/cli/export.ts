@@ -76,8 +76,13 @@ console.log(`Wrote a Zapier app (${files.size} files) to ${outDir}:`);
 for (const path of [...files.keys()].sort()) console.log(`  ${path}`);
 console.log(`
 It calls the connector at ${baseUrl}; the CONNECTOR_BASE_URL environment variable overrides
-that at run time (\`zapier env:set <version> CONNECTOR_BASE_URL=https://...\`).
+that at run time. Next (${shown}/README.md and docs/zapier.md have the details):
 
-Push it with the Zapier CLI (npm install -g zapier-platform-cli && zapier login):
-  cd ${shown} && npm install && zapier push
-The first time, run \`zapier register "${appName}"\` (or \`zapier link\`) before \`zapier push\`.`);
+  cd ${shown}
+  npm install                                   # also installs Node.js 22 for the Zapier CLI
+  npx zapier-platform validate --without-style
+  CONNECTOR_API_KEY=<key> npm test              # against the running connector
+
+With a Zapier account: npx zapier-platform login, then
+  npx zapier-platform register "${appName}"   # once
+  npx zapier-platform push`);

@@ -6,7 +6,7 @@ import { cliContext, fail } from './context.js';
 const usage = 'Usage: npm run import -- [--prune] <dataset.json>';
 
 /** `npm run import -- [--prune] <file>`: upserts a dataset into DATABASE_PATH, atomically. */
-function run(): void {
+async function run(): Promise<void> {
   let parsed;
   try {
     parsed = parseArgs({ options: { prune: { type: 'boolean', default: false } }, allowPositionals: true });
@@ -15,18 +15,18 @@ function run(): void {
   }
   const [file, ...extra] = parsed.positionals;
   if (!file || extra.length > 0) fail(usage);
-  const { config, db } = cliContext();
+  const { config, db } = await cliContext();
   try {
-    const summary = importDataset(db, readDatasetFile(file), { nowMs: Date.now(), prune: parsed.values.prune });
+    const summary = await importDataset(db, readDatasetFile(file), { nowMs: Date.now(), prune: parsed.values.prune });
     const counts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${v} ${k}`).join(', ');
-    console.log(`Imported ${file} into ${config.DATABASE_PATH}: ${counts(summary.upserted)}.`);
+    console.log(`Imported ${file} into ${config.DATABASE_URL ? 'PostgreSQL' : config.DATABASE_PATH}: ${counts(summary.upserted)}.`);
     if (parsed.values.prune) console.log(`Pruned: ${counts(summary.pruned)}.`);
   } catch (err) {
     if (err instanceof DatasetError) fail(`${describeDatasetError(err)}\nNothing was imported.`);
     throw err;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-run();
+await run();

@@ -11,7 +11,7 @@ const usage = `Usage:
   npm run keys -- revoke <key id>`;
 
 /** Key management for embedded mode. A new key is printed once; only its SHA-256 is stored. */
-function run(): void {
+async function run(): Promise<void> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -23,7 +23,7 @@ function run(): void {
   }
   const [command, ...rest] = parsed.positionals;
   const { values } = parsed;
-  const { db } = cliContext();
+  const { db } = await cliContext();
   try {
     if (command === 'create') {
       if (!values.user || !values.scopes) fail(usage);
@@ -32,32 +32,44 @@ function run(): void {
       if (scopes.length === 0 || bad.length > 0) {
         fail(`Unknown scope(s): ${bad.join(', ') || '(none given)'}; use ${scopeSchema.options.join(', ')}`);
       }
-      if (!db.prepare('SELECT 1 FROM users WHERE id = ?').get(values.user)) fail(`Unknown user "${values.user}"`);
+      const user = await db.kysely.selectFrom('users').select('id').where('id', '=', values.user).executeTakeFirst();
+      if (!user) fail(`Unknown user "${values.user}"`);
       const key = generateKey();
       const id = `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-      db.prepare('INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        id, values.user, values.name ?? 'Created with npm run keys', hashKey(key), JSON.stringify([...new Set(scopes)]),
-        formatMicros(Date.now() * 1000),
-      );
+      await db.kysely
+        .insertInto('api_keys')
+        .values({
+          id,
+          user_id: values.user,
+          name: values.name ?? 'Created with npm run keys',
+          key_sha256: hashKey(key),
+          scopes: JSON.stringify([...new Set(scopes)]),
+          created_at: formatMicros(Date.now() * 1000),
+        })
+        .execute();
       console.log(`Created key ${id} for user ${values.user} with scopes ${scopes.join(', ')}.`);
       console.log('The key is shown only now; store it safely:');
       console.log(key);
     } else if (command === 'list') {
-      const rows = db
-        .prepare('SELECT id, user_id, name, scopes, created_at FROM api_keys WHERE ? IS NULL OR user_id = ? ORDER BY user_id, id')
-        .all(values.user ?? null, values.user ?? null) as Array<Record<string, string>>;
+      const rows = await db.kysely
+        .selectFrom('api_keys')
+        .select(['id', 'user_id', 'name', 'scopes', 'created_at'])
+        .$if(values.user !== undefined, (q) => q.where('user_id', '=', values.user!))
+        .orderBy('user_id')
+        .orderBy('id')
+        .execute();
       for (const row of rows) console.log(`${row.id}\t${row.user_id}\t${JSON.parse(row.scopes!).join(',')}\t${row.name}`);
       if (rows.length === 0) console.log('No keys.');
     } else if (command === 'revoke' && rest.length === 1) {
-      const { changes } = db.prepare('DELETE FROM api_keys WHERE id = ?').run(rest[0]);
-      if (changes === 0) fail(`Unknown key "${rest[0]}"`);
+      const { numDeletedRows } = await db.kysely.deleteFrom('api_keys').where('id', '=', rest[0]!).executeTakeFirst();
+      if (Number(numDeletedRows) === 0) fail(`Unknown key "${rest[0]}"`);
       console.log(`Revoked key ${rest[0]}.`);
     } else {
       fail(usage);
     }
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-run();
+await run();

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { hashKey } from '../auth/keys.js';
+import { keyByHash } from '../auth/embedded-keys.js';
 
 /** The demo dataset's all-scopes key; public on purpose, like any sandbox key. */
 export const demoKey = 'sk_demo_harbor_ana_all_0123456789';
@@ -8,11 +9,12 @@ export const demoKey = 'sk_demo_harbor_ana_all_0123456789';
  * The start-up text a newcomer sees when the demo catalog is loaded: the demo key and curl
  * commands that work against it. Empty when the demo key is not in the catalog.
  */
-export function demoBanner(db: Db, baseUrl: string): string {
-  const present = db.prepare('SELECT 1 FROM api_keys WHERE key_sha256 = ?').get(hashKey(demoKey));
-  if (!present) return '';
-  const menu = db.prepare(`SELECT m.id FROM menus m JOIN users u ON u.account_id = m.account_id
-    JOIN api_keys k ON k.user_id = u.id WHERE k.key_sha256 = ? ORDER BY m.position LIMIT 1`).pluck().get(hashKey(demoKey));
+export async function demoBanner(db: Db, baseUrl: string): Promise<string> {
+  const owner = await keyByHash(db, hashKey(demoKey));
+  if (!owner) return '';
+  const menu = (
+    await db.kysely.selectFrom('menus').select('id').where('account_id', '=', owner.account_id).orderBy('position').limit(1).executeTakeFirst()
+  )?.id;
   const lines = [
     '',
     `Demo catalog loaded. Demo key (all scopes, Ana at Harbor Street Diner): ${demoKey}`,

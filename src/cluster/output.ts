@@ -1,0 +1,78 @@
+import pg from 'pg';
+import type { RunningPostgres } from './postgres.js';
+import type { Replica } from './replicas.js';
+
+/**
+ * What `npm run cluster` prints: every replica's lines prefixed with its name, minus the demo
+ * banner each replica would print (the cluster prints one for all of them at the end).
+ */
+export function replicaOutput() {
+  let key: string | null = null;
+  return {
+    forward(name: string) {
+      let inBanner = false;
+      return (line: string, stream: 'stdout' | 'stderr') => {
+        const demo = /^Demo catalog loaded\. Demo key [^:]*: (\S+)/.exec(line);
+        if (demo) {
+          key ??= demo[1]!;
+          inBanner = true;
+        }
+        if (inBanner) {
+          if (line.startsWith('More in README.md')) inBanner = false;
+          return;
+        }
+        if (line.trim() === '') return;
+        (stream === 'stdout' ? process.stdout : process.stderr).write(`[${name}] ${line}\n`);
+      };
+    },
+    /** The demo key a replica announced, if the demo catalog is loaded. */
+    demoKey: () => key,
+  };
+}
+
+/** Creates `database` on the server unless it exists (CREATE DATABASE has no IF NOT EXISTS). */
+export async function ensureDatabase(serverUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return String((await client.query('SHOW server_version')).rows[0].server_version);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function summary(input: { postgres: RunningPostgres | null; databaseUrl: string; replicas: Replica[]; demoKey: string | null }): Promise<string> {
+  const { postgres, databaseUrl, replicas, demoKey } = input;
+  const version = await serverVersion(databaseUrl).catch(() => 'unknown version');
+  const local = (r: Replica) => r.url.replace('127.0.0.1', 'localhost');
+  const lines = [
+    '',
+    postgres
+      ? `PostgreSQL ${version} (embedded) on 127.0.0.1:${postgres.port}, pid ${postgres.pid}, data in ${postgres.dataDir}`
+      : `PostgreSQL ${version} at ${new URL(databaseUrl).host}`,
+    `  DATABASE_URL=${databaseUrl}`,
+    `${replicas.length} replica(s) sharing it:`,
+    ...replicas.map((r) => `  ${r.options.name}  ${local(r)}  pid ${r.pid}`),
+  ];
+  if (demoKey) {
+    lines.push(
+      `Demo catalog loaded. Demo key (all scopes): ${demoKey}`,
+      'Try (any replica answers the same):',
+      ...replicas.slice(0, 2).map((r) => `  curl -s -H 'X-API-Key: ${demoKey}' ${local(r)}/v1/me`),
+      `  curl -s -H 'Authorization: Bearer ${demoKey}' '${local(replicas[0]!)}/devices?page_size=5'`,
+    );
+  }
+  lines.push('Stop everything with Ctrl+C.', '');
+  return lines.join('\n');
+}

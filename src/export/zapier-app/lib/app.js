@@ -1,0 +1,76 @@
+'use strict';
+
+/**
+ * The Zapier app object from definition.json: custom auth with the connector's key, one
+ * hidden dropdown trigger per option source, and a REST-hook and a polling trigger per
+ * manifest trigger.
+ */
+
+const { createConnector, pick } = require('./connector');
+const { dropdownTrigger } = require('./dropdown-trigger');
+const { hookTrigger } = require('./hook-trigger');
+const { pollingTrigger } = require('./polling-trigger');
+
+/** @typedef {import('zapier-platform-core').ZObject} ZObject */
+/** @typedef {import('zapier-platform-core').Bundle} Bundle */
+
+/**
+ * @param {import('./types').Definition} definition
+ * @param {string} platformVersion the zapier-platform-core version the app runs on
+ */
+const buildApp = (definition, platformVersion) => {
+  const connector = createConnector(definition.connector);
+  const auth = definition.authentication;
+
+  const triggers = [
+    ...definition.optionTriggers.map((spec) => dropdownTrigger(connector, spec)),
+    ...definition.hookTriggers.map((spec) => hookTrigger(connector, spec)),
+    ...definition.pollingTriggers.map((spec) => pollingTrigger(connector, spec)),
+  ];
+
+  return {
+    version: definition.version,
+    platformVersion,
+
+    authentication: {
+      type: /** @type {const} */ ('custom'),
+      fields: auth.fields,
+      /**
+       * Who the key belongs to; a rejected key is a 401 with the connector's message.
+       * @param {ZObject} z
+       */
+      test: async (z) => {
+        const response = await z.request({
+          method: auth.test.method,
+          url: connector.apiUrl(connector.fillPath(auth.test.path, {}, z)),
+          params: auth.test.query || {},
+        });
+        return response.data;
+      },
+      /**
+       * The connection's name in Zapier; bundle.inputData is what the test returned.
+       * @param {ZObject} _z
+       * @param {Bundle} bundle
+       */
+      connectionLabel: (_z, bundle) => {
+        for (const path of [auth.connectionLabel, 'key.name']) {
+          const label = path ? pick(bundle.inputData, path) : undefined;
+          if (label !== undefined && label !== null && label !== '') return String(label);
+        }
+        return connector.name;
+      },
+    },
+
+    beforeRequest: [connector.addApiKey],
+    afterResponse: [connector.handleErrors],
+
+    triggers: Object.fromEntries(triggers.map((trigger) => [trigger.key, trigger])),
+
+    flags: {
+      // Every call goes through z.request, which Zapier logs itself; leave Node's http module alone.
+      skipHttpPatch: true,
+    },
+  };
+};
+
+module.exports = { buildApp };

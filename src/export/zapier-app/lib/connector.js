@@ -1,0 +1,134 @@
+'use strict';
+
+/**
+ * How the app talks to the connector: where it is, how the key is sent, and how a connector
+ * error becomes a Zapier error. One instance per app, built from definition.json's `connector`.
+ */
+
+/** @typedef {import('zapier-platform-core').ZObject} ZObject */
+/** @typedef {import('zapier-platform-core').Bundle} Bundle */
+/** @typedef {import('zapier-platform-core').HttpRequestOptions} HttpRequestOptions */
+/** @typedef {import('zapier-platform-core').HttpResponse} HttpResponse */
+
+/**
+ * A dotted path into an object (`account.name`); undefined when any step is missing.
+ * @param {unknown} object
+ * @param {string} path
+ * @returns {unknown}
+ */
+const pick = (object, path) =>
+  path.split('.').reduce(
+    /** @param {unknown} value */
+    (value, part) => (value !== null && typeof value === 'object' ? /** @type {Record<string, unknown>} */ (value)[part] : undefined),
+    object,
+  );
+
+/**
+ * A list input as an array of strings: Zapier sends arrays, or a comma-separated string when
+ * a value is mapped from an earlier step.
+ * @param {unknown} value
+ * @returns {string[]}
+ */
+const toList = (value) => {
+  if (value === undefined || value === null || value === '') return [];
+  const items = Array.isArray(value) ? value : String(value).split(',');
+  return items.map((item) => String(item).trim()).filter((item) => item !== '');
+};
+
+/** @param {unknown} value */
+const isEmpty = (value) => value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
+
+/**
+ * The connector's `{message, details?}` error body as one line.
+ * @param {HttpResponse} response
+ */
+const messageOf = (response) => {
+  const body = response.data !== null && typeof response.data === 'object' ? response.data : {};
+  let message = typeof body.message === 'string' && body.message ? body.message : `HTTP ${response.status}`;
+  if (Array.isArray(body.details) && body.details.length > 0) {
+    const details = body.details.map(
+      /** @param {{path?: string, message?: string} | null} d */
+      (d) => (d && d.path ? `${d.path}: ${d.message}` : String(d && d.message)),
+    );
+    message += ` (${details.join('; ')})`;
+  }
+  return message;
+};
+
+/**
+ * `GET /v1/me` style, for error messages; empty when the request is unknown.
+ * @param {HttpResponse} response
+ */
+const whereOf = (response) => {
+  try {
+    const request = response.request || {};
+    return ` on ${request.method || 'GET'} ${new URL(String(request.url)).pathname}`;
+  } catch {
+    return '';
+  }
+};
+
+/** @param {import('./types').ConnectorSettings} settings */
+const createConnector = (settings) => {
+  /** The base URL: the CONNECTOR_BASE_URL environment variable (`zapier-platform env:set`), else the export's. */
+  const baseUrl = () => String(process.env.CONNECTOR_BASE_URL || settings.defaultBaseUrl).replace(/\/+$/, '');
+
+  /** @param {string} path */
+  const apiUrl = (path) => baseUrl() + path;
+
+  /**
+   * Fills the `{name}` segments of a path from values, URL-encoded; a missing one is an error.
+   * @param {string} path
+   * @param {Record<string, unknown>} values
+   * @param {ZObject} z
+   */
+  const fillPath = (path, values, z) =>
+    path.replace(/\{([A-Za-z][A-Za-z0-9_]*)\}/g, (_match, /** @type {string} */ name) => {
+      const value = values[name];
+      if (isEmpty(value)) throw new z.errors.Error(`${settings.name}: ${name} is missing`, 'missing_parameter', 400);
+      return encodeURIComponent(String(value));
+    });
+
+  /**
+   * beforeRequest: the connection's key goes in the connector's key header.
+   * @param {HttpRequestOptions} request
+   * @param {ZObject} _z
+   * @param {Bundle} bundle
+   */
+  const addApiKey = (request, _z, bundle) => {
+    const key = bundle.authData && bundle.authData.api_key;
+    if (key) request.headers = { ...request.headers, [settings.apiKeyHeader]: String(key).trim() };
+    return request;
+  };
+
+  /**
+   * A Zapier error for a 4xx/5xx answer, carrying the connector's message. A 401 asks the
+   * user to reconnect (the key was revoked or is wrong).
+   * @param {HttpResponse} response
+   * @param {ZObject} z
+   * @returns {Error}
+   */
+  const errorFor = (response, z) => {
+    const text = `${settings.name}: ${messageOf(response)} (HTTP ${response.status}${whereOf(response)})`;
+    if (response.status === 401) return new z.errors.ExpiredAuthError(text);
+    const status = response.status;
+    const code = status === 403 ? 'forbidden' : status === 404 ? 'not_found' : status >= 500 ? 'server_error' : 'invalid_request';
+    return new z.errors.Error(text, code, status);
+  };
+
+  /**
+   * afterResponse: throws errorFor() unless the request handles errors itself (skipThrowForStatus).
+   * @param {HttpResponse} response
+   * @param {ZObject} z
+   */
+  const handleErrors = (response, z) => {
+    if (response.status >= 400 && !response.skipThrowForStatus) throw errorFor(response, z);
+    return response;
+  };
+
+  return { name: settings.name, baseUrl, apiUrl, fillPath, addApiKey, errorFor, handleErrors };
+};
+
+/** @typedef {ReturnType<typeof createConnector>} Connector */
+
+module.exports = { createConnector, isEmpty, pick, toList };
