@@ -1,13 +1,41 @@
 /** ESM all the way: tests run under `node --experimental-vm-modules`, TypeScript is
- * transpiled by ts-jest (type checking is done once by `tsc --noEmit` in `npm test`). */
-export default {
+ * transpiled by ts-jest (type checking is done once by `tsc --noEmit` in `npm test`).
+ *
+ * Two projects: every suite on SQLite (the default engine), and the integration suites
+ * that touch storage once more on PostgreSQL. The multi-process replica suites (test/replicas)
+ * run their replicas on PostgreSQL themselves. */
+const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
   },
+};
+
+export default {
   testTimeout: 20000,
+  // Many suites wait on sockets and child processes: two workers keep both cores busy.
+  maxWorkers: 2,
+  // PostgreSQL: the server at TEST_DATABASE_URL; when it is unset, globalSetup starts an
+  // embedded one for the run (test/helpers/postgres.ts) and globalTeardown stops it.
+  globalSetup: '<rootDir>/test/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/global-teardown.mjs',
+  projects: [
+    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'postgres',
+      testMatch: ['**/integration/**/*.test.ts'],
+      // Suites whose subject is not storage: processes started on SQLite files (the CLIs, the
+      // demo, start-up, logging, durability across restarts) and documents. Replicas on
+      // PostgreSQL are test/replicas/.
+      testPathIgnorePatterns: [
+        '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|openapi-lint|docs|http-parser-errors|postgres-helper)\\.test\\.ts$',
+      ],
+      setupFiles: ['<rootDir>/test/env-postgres.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-postgres.ts'],
+    },
+  ],
 };

@@ -1,11 +1,12 @@
 import type { Express } from 'express';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/database.js';
 import { importDataset } from '../../src/dataset/import.js';
 import { createLogger } from '../../src/logger.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/time/timestamps.js';
+import { openTestDatabase, rawQuery } from './engine.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock implements Clock {
@@ -24,6 +25,12 @@ export interface TestApp {
   db: Db;
   clock: ManualClock;
   config: Config;
+  /** Raw SQL with `?` placeholders: all rows. */
+  all<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T[]>;
+  /** Raw SQL: the first row, or undefined. */
+  one<T = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<T | undefined>;
+  /** Raw SQL: the first column of the first row, or undefined. */
+  value<T = unknown>(text: string, ...params: unknown[]): Promise<T | undefined>;
   close(): Promise<void>;
 }
 
@@ -33,16 +40,31 @@ export interface TestAppOptions {
   /** A dataset document imported before the app is built. */
   dataset?: unknown;
   clock?: ManualClock;
+  /** SQLite: the database file; PostgreSQL: names the schema, so a rebuilt app finds the same data. */
   databasePath?: string;
+  /** PostgreSQL: keep the schema at close (a test that rebuilds the app onto the same data). */
+  keep?: boolean;
 }
 
-/** Builds the real app on an in-memory database with an injected clock. */
-export function buildTestApp(options: TestAppOptions = {}): TestApp {
-  const databasePath = options.databasePath ?? ':memory:';
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: databasePath, ...options.env });
+/** Raw-SQL helpers over a database (tests inspect and set up state with them). */
+export function sqlHelpers(db: Db): Pick<TestApp, 'all' | 'one' | 'value'> {
+  const all = <T>(text: string, ...params: unknown[]) => rawQuery<T>(db, text, ...params);
+  return {
+    all,
+    one: async <T>(text: string, ...params: unknown[]) => (await all<T>(text, ...params))[0],
+    value: async <T>(text: string, ...params: unknown[]) => {
+      const row = (await all<Record<string, unknown>>(text, ...params))[0];
+      return row === undefined ? undefined : (Object.values(row)[0] as T);
+    },
+  };
+}
+
+/** Builds the real app on a private database of the suite's engine, with an injected clock. */
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: options.databasePath ?? ':memory:', ...options.env });
   const clock = options.clock ?? new ManualClock();
-  const db = openDatabase(databasePath);
-  if (options.dataset) importDataset(db, options.dataset, { nowMs: clock.now() });
+  const { db, drop } = await openTestDatabase(options.databasePath);
+  if (options.dataset) await importDataset(db, options.dataset, { nowMs: clock.now() });
   const services = buildServices({ config, logger: createLogger(config.LOG_LEVEL), clock, db });
   return {
     app: createApp(services),
@@ -50,9 +72,11 @@ export function buildTestApp(options: TestAppOptions = {}): TestApp {
     db,
     clock,
     config,
+    ...sqlHelpers(db),
     async close() {
       await services.close();
-      db.close();
+      await db.close();
+      if (!options.keep) await drop();
     },
   };
 }

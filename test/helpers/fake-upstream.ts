@@ -10,6 +10,7 @@ export interface RecordedCall {
   authorization?: string;
   apiKey?: string;
   requestId?: string;
+  forwardedFor?: string;
   at: number;
 }
 
@@ -37,16 +38,18 @@ export class FakeUpstream {
   private readonly queued: Fault[] = [];
   private permanent: Fault | null = null;
   private server!: Server;
-  readonly inner: TestApp;
+  inner!: TestApp;
   baseUrl = '';
   /** Added to every answer, e.g. to make a cold burst observable. */
   latencyMs = 0;
 
-  constructor(dataset: unknown, clock?: ManualClock) {
-    this.inner = buildTestApp({ dataset, clock });
-  }
+  constructor(
+    private readonly dataset: unknown,
+    private readonly clock?: ManualClock,
+  ) {}
 
   async start(): Promise<this> {
+    this.inner = await buildTestApp({ dataset: this.dataset, clock: this.clock });
     const app = express();
     app.use(async (req, res, next) => {
       this.calls.push({
@@ -56,6 +59,7 @@ export class FakeUpstream {
         authorization: req.headers.authorization,
         apiKey: req.headers['x-api-key'] as string | undefined,
         requestId: req.headers['x-request-id'] as string | undefined,
+        forwardedFor: req.headers['x-forwarded-for'] as string | undefined,
         at: Date.now(),
       });
       const fault = this.takeFault(req.path);

@@ -7,9 +7,10 @@ import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import type { Express } from 'express';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
-import { catalog, keys } from '../fixtures/catalog.js';
+import { catalog, keys, menuIds } from '../fixtures/catalog.js';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/database.js';
+import { openTestDatabase } from '../helpers/engine.js';
 import { importDataset } from '../../src/dataset/import.js';
 import { createLogger } from '../../src/logger.js';
 import { buildServices, type Services } from '../../src/services.js';
@@ -51,10 +52,10 @@ const malformedKeys: Array<[string, string]> = [
 ];
 
 let t: TestApp;
-beforeEach(() => {
-  t = buildTestApp({ dataset: authCatalog() });
+beforeEach(async () => {
+  t = await buildTestApp({ dataset: authCatalog() });
 });
-afterEach(() => t.close());
+afterEach(async () => t.close());
 
 /** An app built by hand, so the test can wrap the key verifier and capture the log. */
 interface CustomApp {
@@ -67,19 +68,23 @@ interface CustomApp {
   close(): Promise<void>;
 }
 
-function customApp(tweak: (services: Services) => Services = (s) => s): CustomApp {
+async function customApp(tweak: (services: Services) => Services = (s) => s): Promise<CustomApp> {
   const lines: string[] = [];
   const verified: string[] = [];
   const config = loadConfig({ LOG_LEVEL: 'info', DATABASE_PATH: ':memory:' });
   const clock = new ManualClock();
-  const db = openDatabase(':memory:');
-  importDataset(db, authCatalog(), { nowMs: clock.now() });
+  const { db, drop } = await openTestDatabase();
+  await importDataset(db, authCatalog(), { nowMs: clock.now() });
   const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
   const built = buildServices({ config, logger, clock, db });
-  const spy = (inner: KeyVerifier): KeyVerifier => async (key) => {
-    verified.push(key);
-    return inner(key);
-  };
+  const spy = (inner: KeyVerifier): KeyVerifier =>
+    Object.assign(
+      async (key: string) => {
+        verified.push(key);
+        return inner(key);
+      },
+      { isKnownGood: inner.isKnownGood },
+    );
   // Every verifier the services hold is wrapped, whatever areas they name.
   const wrapped = Object.fromEntries(Object.entries(built.keys).map(([area, verify]) => [area, spy(verify)]));
   const services = tweak({ ...built, keys: wrapped as Services['keys'] });
@@ -92,7 +97,8 @@ function customApp(tweak: (services: Services) => Services = (s) => s): CustomAp
     lines,
     async close() {
       await services.close();
-      db.close();
+      await db.close();
+      await drop();
     },
   };
 }
@@ -164,19 +170,22 @@ describe('errors', () => {
     }
   });
 
-  test('an empty Bearer or another scheme counts as no key', async () => {
+  test('an empty Bearer or another scheme counts as no key, with a hint at the expected form', async () => {
     for (const value of ['Bearer', 'Bearer ', `Basic ${Buffer.from(`u:${keys.ana}`).toString('base64')}`, keys.ana]) {
       const res = await request(t.app).get('/devices').set('Authorization', value).expect(401);
-      expect(res.body).toEqual({ message: 'Missing API key' });
+      expect(res.body).toEqual({ message: 'Missing API key', details: [{ path: 'Authorization', message: 'The Authorization header must be "Bearer <key>"' }] });
       expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(JSON.stringify(res.body)).not.toContain(keys.ana);
     }
   });
 
-  test('X-API-Key is not accepted in the device area (→ 401 missing)', async () => {
+  test('X-API-Key is not accepted in the device area (→ 401 missing, details name the header it reads)', async () => {
     for (const path of ['/devices', '/devices/a4:83:e7:1f:2b:01']) {
       const res = await request(t.app).get(path).set(...apiKey(keys.ana)).expect(401);
-      expect(res.body).toEqual({ message: 'Missing API key' });
+      expect(res.body.message).toBe('Missing API key');
+      expect(res.body.details).toEqual([{ path: 'Authorization', message: expect.stringContaining('Authorization header as "Bearer <key>"') }]);
       expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(JSON.stringify(res.body)).not.toContain(keys.ana);
     }
   });
 
@@ -214,8 +223,11 @@ describe('errors', () => {
 
   test('/v1/menus without a key → 401 Missing API key; a Bearer header alone is not a key there', async () => {
     await request(t.app).get('/v1/menus').expect(401, { message: 'Missing API key' });
-    await request(t.app).get('/v1/menus').set(...bearer(keys.ana)).expect(401, { message: 'Missing API key' });
-    await request(t.app).get('/v1/groups').set(...bearer(keys.ana)).expect(401, { message: 'Missing API key' });
+    for (const path of ['/v1/menus', '/v1/groups', `/v1/menus/${menuIds.allDay}/groups/options`]) {
+      const res = await request(t.app).get(path).set(...bearer(keys.ana)).expect(401);
+      expect(res.body.message).toBe('Missing API key');
+      expect(res.body.details).toEqual([{ path: 'X-API-Key', message: expect.stringContaining('reads the key from the X-API-Key header') }]);
+    }
   });
 
   test('/v1/menus, key without menu:read → 403 Invalid scopes', async () => {
@@ -258,10 +270,10 @@ describe('security', () => {
 
   describe('malformed keys are rejected without a look-up', () => {
     let c: CustomApp;
-    beforeEach(() => {
-      c = customApp();
+    beforeEach(async () => {
+      c = await customApp();
     });
-    afterEach(() => c.close());
+    afterEach(async () => c.close());
 
     test.each(malformedKeys)('%s never reaches the verifier', async (_name, key) => {
       await request(c.app).get('/devices').set(...bearer(key)).expect(401, { message: 'Invalid API key' });
@@ -354,7 +366,7 @@ describe('security', () => {
     });
 
     test('a blocked client\'s key is not even looked up', async () => {
-      const c = customApp();
+      const c = await customApp();
       try {
         await fail(c.app, 20);
         expect(c.verified).toHaveLength(20);
@@ -370,7 +382,7 @@ describe('security', () => {
     const allKeys = [keys.ana, keys.ben, keys.zoe, keys.anaMenuOnly, keys.anaNoScopes, deviceOnlyKey, ...Object.values(unknownKeys)];
 
     test('keys never appear in the log; one line per request with method, route, status, ms, requestId', async () => {
-      const c = customApp();
+      const c = await customApp();
       try {
         const sent = [
           request(c.app).get('/devices').set(...bearer(keys.ana)),
@@ -426,7 +438,7 @@ describe('security', () => {
     });
 
     test('an unexpected error is a 500 "Internal error"; details go to the log, keys do not', async () => {
-      const c = customApp((s) => ({
+      const c = await customApp((s) => ({
         ...s,
         devices: {
           ...s.devices,
@@ -458,7 +470,7 @@ describe('security', () => {
     });
 
     test('an incoming well-formed X-Request-Id is echoed and logged', async () => {
-      const c = customApp();
+      const c = await customApp();
       try {
         const id = 'client-req_42.abc:7';
         const res = await request(c.app).get('/devices').set(...bearer(keys.ana)).set('X-Request-Id', id).expect(200);
@@ -480,7 +492,7 @@ describe('security', () => {
       ['with a newline-ish payload', 'abc%0d%0aX-Injected:1'],
       ['non-ASCII', 'req-\u00e9t\u00e9'],
     ])('a malformed X-Request-Id (%s) is replaced', async (_name, incoming) => {
-      const c = customApp();
+      const c = await customApp();
       try {
         const res = await request(c.app).get('/devices').set(...bearer(keys.ana)).set('X-Request-Id', incoming).expect(200);
         const id = res.headers['x-request-id'];

@@ -1,18 +1,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import request from 'supertest';
+import { openDatabase } from '../../src/db/database.js';
+import { migrations } from '../../src/db/migrations.js';
 import { projectRoot } from '../../src/paths.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, sqlHelpers, type TestApp } from '../helpers/app.js';
+import { postgresUrl } from '../helpers/engine.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
 
-const examplePath = '/work/shared/spec/dataset.example.json';
+const examplePath = join(projectRoot, 'test', 'fixtures', 'dataset.example.json');
 const exampleKey = 'sk_test_harbor_ana_0123456789abcdef';
 const demoKey = 'sk_demo_harbor_ana_all_0123456789';
 const importCli = join(projectRoot, 'dist', 'src', 'cli', 'import.js');
@@ -38,7 +42,7 @@ afterEach(async () => {
   for (const t of apps.splice(0)) await t.close();
 });
 
-afterAll(() => {
+afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
@@ -225,6 +229,56 @@ describe('npm run import (dist/src/cli/import.js)', () => {
     expect(counts(dbPath)).toMatchObject({ accounts: 1, users: 2, api_keys: 2, devices: 2, device_access: 3, menus: 1 });
   });
 
+  test('with DATABASE_URL it migrates a fresh PostgreSQL database and imports into it', async () => {
+    // A database of its own on the local server, with no schema yet; dropped afterwards.
+    const name = `t_cli_${randomBytes(6).toString('hex')}`;
+    const admin = async (text: string) => {
+      const client = new pg.Client({ connectionString: postgresUrl() });
+      await client.connect();
+      try {
+        await client.query(text);
+      } finally {
+        await client.end();
+      }
+    };
+    await admin(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+    try {
+      const url = new URL(postgresUrl());
+      url.pathname = `/${name}`;
+      const result = await node(importCli, [examplePath], { DATABASE_URL: url.href, CONNECTOR_SECRET: 'c3'.repeat(32) });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout.trim()).toBe(`Imported ${examplePath} into PostgreSQL: 1 accounts, 2 users, 2 api_keys, 2 devices, 1 menus.`);
+
+      const db = await openDatabase({ url: url.href, poolSize: 1 });
+      try {
+        const { all, value } = sqlHelpers(db);
+        expect(await value('SELECT version FROM schema_version')).toBe(migrations.length);
+        const count = (table: string) => value(`SELECT count(*) FROM ${table}`);
+        expect({
+          accounts: await count('accounts'),
+          users: await count('users'),
+          api_keys: await count('api_keys'),
+          devices: await count('devices'),
+          device_access: await count('device_access'),
+          menus: await count('menus'),
+        }).toEqual({ accounts: 1, users: 2, api_keys: 2, devices: 2, device_access: 3, menus: 1 });
+        expect(await value("SELECT key_sha256 FROM api_keys WHERE id = 'key_ana_all'")).toBe(sha256(exampleKey));
+        expect((await all<{ id: string }>('SELECT id FROM devices ORDER BY id')).map((r) => r.id)).toEqual(['a4:83:e7:1f:2b:01', 'a4:83:e7:1f:2b:02']);
+        // The plain key is in no row of any table.
+        const tables = (await db.kysely.introspection.getTables()).filter((t) => t.schema === 'public').map((t) => t.name);
+        expect(tables).toEqual(expect.arrayContaining(['accounts', 'users', 'api_keys', 'devices', 'device_access', 'menus', 'schema_version']));
+        for (const table of tables) {
+          for (const row of await all(`SELECT * FROM "${table}"`)) expect(JSON.stringify(row)).not.toContain(exampleKey);
+        }
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await admin(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    }
+  });
+
   test('a database failure in the middle of the write exits non-zero and changes nothing', async () => {
     const dbPath = newDbPath();
     expect((await importFile(dbPath, examplePath)).code).toBe(0);
@@ -269,7 +323,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     expect(row.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
     expect(fileBytes(dbPath).includes(Buffer.from(key))).toBe(false);
 
-    const t = buildTestApp({ databasePath: dbPath });
+    const t = await buildTestApp({ databasePath: dbPath });
     apps.push(t);
     const me = await request(t.app).get('/v1/me').set('X-API-Key', key).expect(200);
     expect(me.body).toEqual({
@@ -341,7 +395,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     expect(revoke.code).toBe(0);
     expect(revoke.stdout.trim()).toBe(`Revoked key ${newId}.`);
     expect(withDb(dbPath, (db) => db.prepare('SELECT count(*) FROM api_keys WHERE id = ?').pluck().get(newId))).toBe(0);
-    const t = buildTestApp({ databasePath: dbPath });
+    const t = await buildTestApp({ databasePath: dbPath });
     apps.push(t);
     await request(t.app).get('/v1/me').set('X-API-Key', newKey).expect(401, { message: 'Invalid API key' });
     await request(t.app).get('/v1/me').set('X-API-Key', exampleKey).expect(200);

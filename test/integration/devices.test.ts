@@ -66,10 +66,10 @@ function deviceLike(overrides: Partial<DatasetDevice> & { id: string }): Dataset
 
 /** The shared fixture app: the clock stays at 2026-06-01T12:00:00Z. */
 let t: TestApp;
-beforeAll(() => {
-  t = buildTestApp({ dataset: catalog(), env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
+beforeAll(async () => {
+  t = await buildTestApp({ dataset: catalog(), env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
 });
-afterAll(() => t.close());
+afterAll(async () => t.close());
 
 describe('happy path', () => {
   test('GET /devices lists the devices the user can access, in order, upper-case ids', async () => {
@@ -94,7 +94,7 @@ describe('happy path', () => {
       deviceLike({ id: 'a4:83:e7:1f:2b:00', registered_at: '2025-06-01T00:00:00.000002Z' }),
       deviceLike({ id: 'a4:83:e7:1f:2b:ff', registered_at: '2025-06-01T00:00:00.000001Z' }),
     );
-    const app = buildTestApp({ dataset: data });
+    const app = await buildTestApp({ dataset: data });
     try {
       const body = await list(app, '');
       expect(ids(body)).toEqual([
@@ -132,7 +132,7 @@ describe('happy path', () => {
   describe('with 150 devices', () => {
     let big: TestApp;
     const bigIds: string[] = [];
-    beforeAll(() => {
+    beforeAll(async () => {
       const data = catalog();
       for (let i = 0; i < 150; i++) {
         const hex = i.toString(16).padStart(4, '0');
@@ -142,9 +142,9 @@ describe('happy path', () => {
         const registered = new Date(Date.parse('2024-01-01T00:00:00Z') + i * 1000).toISOString();
         data.devices.unshift(deviceLike({ id, registered_at: registered, created_at: registered }));
       }
-      big = buildTestApp({ dataset: data });
+      big = await buildTestApp({ dataset: data });
     });
-    afterAll(() => big.close());
+    afterAll(async () => big.close());
 
     test('default page_size is 100 and default page is 1', async () => {
       const body = await list(big, '');
@@ -345,7 +345,7 @@ describe('happy path', () => {
         last_heartbeat_at: null,
       }),
     ];
-    const app = buildTestApp({ dataset: data });
+    const app = await buildTestApp({ dataset: data });
     try {
       const res = await request(app.app).get('/devices/d0:00:00:00:00:01').set(...auth(keys.ana)).expect(200);
       expect(res.body.registered_at).toBe('2025-07-01T10:00:00.000000Z');
@@ -360,7 +360,7 @@ describe('happy path', () => {
 
   test('is_online is computed at read time from the injected clock', async () => {
     const clock = new ManualClock();
-    const app = buildTestApp({ dataset: catalog(), clock, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
+    const app = await buildTestApp({ dataset: catalog(), clock, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
     try {
       expect(ids(await list(app, '?is_online=true'))).toEqual([UP.d01]);
       clock.advance(5 * 60_000); // device 01's heartbeat is now 5m30s old
@@ -401,11 +401,11 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
   const isOffline = { single: false, listed: false, onlineTotal: 0, offlineTotal: 1 };
   const isOnline = { single: true, listed: true, onlineTotal: 1, offlineTotal: 0 };
 
-  afterEach(() => app.close());
+  afterEach(async () => app.close());
 
   test('a heartbeat exactly HEARTBEAT_TIMEOUT_MS old is offline; 1 ms younger is online', async () => {
     clock = new ManualClock(heartbeatMs + 300_000);
-    app = buildTestApp({ dataset: boundaryDataset(heartbeat), clock, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
+    app = await buildTestApp({ dataset: boundaryDataset(heartbeat), clock, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
     expect(await status(app)).toEqual(isOffline);
     clock.ms = heartbeatMs + 300_000 - 1;
     expect(await status(app)).toEqual(isOnline);
@@ -418,7 +418,7 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
 
   test('the timeout comes from HEARTBEAT_TIMEOUT_MS, not a hard-coded 5 minutes', async () => {
     clock = new ManualClock(heartbeatMs + 60_000);
-    app = buildTestApp({ dataset: boundaryDataset(heartbeat), clock, env: { HEARTBEAT_TIMEOUT_MS: '60000' } });
+    app = await buildTestApp({ dataset: boundaryDataset(heartbeat), clock, env: { HEARTBEAT_TIMEOUT_MS: '60000' } });
     expect(await status(app)).toEqual(isOffline);
     clock.ms = heartbeatMs + 60_000 - 1;
     expect(await status(app)).toEqual(isOnline);
@@ -429,7 +429,7 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
   test('the boundary is exact to the microsecond', async () => {
     // One microsecond younger than the timeout at 12:00:00.000 → still online.
     clock = new ManualClock(heartbeatMs + 300_000);
-    app = buildTestApp({
+    app = await buildTestApp({
       dataset: boundaryDataset('2026-06-01T11:55:00.000001Z'),
       clock,
       env: { HEARTBEAT_TIMEOUT_MS: '300000' },
@@ -441,7 +441,7 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
 
   test('a relative heartbeat (now-5m) at the default timeout is offline at import time', async () => {
     clock = new ManualClock();
-    app = buildTestApp({ dataset: boundaryDataset('now-5m'), clock, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
+    app = await buildTestApp({ dataset: boundaryDataset('now-5m'), clock, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
     expect(await status(app)).toEqual(isOffline);
     clock.advance(-1);
     expect(await status(app)).toEqual(isOnline);

@@ -166,7 +166,7 @@ function writeDataset(dir: string): string {
   return file;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-durability-'));
   return new Promise<void>((resolve, reject) => {
     // Compiles dist/ with tsc when it is missing or older than src/.

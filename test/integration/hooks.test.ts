@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { verifiedKeyTtlMs } from '../../src/auth/embedded-keys.js';
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,11 +54,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function app(env: Record<string, string> = {}, options: { clock?: ManualClock; databasePath?: string; dataset?: boolean } = {}): TestApp {
-  const t = buildTestApp({
+async function app(env: Record<string, string> = {}, options: { clock?: ManualClock; databasePath?: string; dataset?: boolean } = {}): Promise<TestApp> {
+  const t = await buildTestApp({
     clock: options.clock ?? new ManualClock(Date.now() - timeoutMs),
     dataset: options.dataset === false ? undefined : catalog(),
     databasePath: options.databasePath,
+    // PostgreSQL: a named database (schema) outlives its app, so a "restarted" app finds the
+    // same data; setup-postgres drops it after the file.
+    keep: options.databasePath !== undefined,
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env },
   });
   let closed = false;
@@ -101,7 +105,7 @@ async function deviceOffline(t: TestApp, expected = 1): Promise<void> {
 /** A fresh heartbeat for a device (now, with microseconds) and a poll. */
 async function heartbeat(t: TestApp, deviceId: string): Promise<string> {
   const text = formatMicros(t.clock.now() * 1000 + 789);
-  t.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(text, deviceId);
+  await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', text, deviceId);
   await t.services.poller.pollOnce();
   return text;
 }
@@ -115,7 +119,7 @@ const headersOf = (r: Received): SignedHeaders => ({
 
 describe('POST /v1/hooks', () => {
   test('201 with id, target_url, events (both by default), device_ids, secret, status and created_at', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const res = await api(t).post({ target_url: r.url }).expect(201);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -133,7 +137,7 @@ describe('POST /v1/hooks', () => {
   });
 
   test('the same key + URL + events + device ids again → 200 with the same hook', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const first = await subscribe(t, { target_url: r.url, events: ['device.offline', 'device.online'], device_ids: [dev01, dev05] });
     expect(first.device_ids).toEqual([dev01, dev05]);
@@ -146,7 +150,7 @@ describe('POST /v1/hooks', () => {
   });
 
   test('different events, device ids, URL or key → a new hook with its own secret', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const base = await subscribe(t, { target_url: r.url });
     const offlineOnly = await subscribe(t, { target_url: r.url, events: ['device.offline'] });
@@ -160,21 +164,21 @@ describe('POST /v1/hooks', () => {
   });
 
   test('needs hooks:write, and device:read as well', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     // Ben has device:read and menu:read only.
     await api(t, keys.ben).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
     await api(t, keys.anaMenuOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
     await api(t, keys.anaNoScopes).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
     const hooksOnly = 'sk_test_ana_hooks_only_000000000';
-    t.db.prepare(`INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_hooks', 'usr_ana', 'Hooks only', ?, '["hooks:write"]', '2026-01-01T00:00:00.000000Z')`).run(hashKey(hooksOnly));
+    await t.all(`INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_hooks', 'usr_ana', 'Hooks only', ?, '["hooks:write"]', '2026-01-01T00:00:00.000000Z')`, hashKey(hooksOnly));
     await api(t, hooksOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
     await request(t.app).post('/v1/hooks').send({ target_url: r.url }).expect(401, { message: 'Missing API key' });
-    expect(t.db.prepare('SELECT count(*) FROM hooks').pluck().get()).toBe(0);
+    expect((await t.value('SELECT count(*) FROM hooks'))).toBe(0);
   });
 
   test('accepts Authorization: Bearer', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const res = await request(t.app).post('/v1/hooks').set('Authorization', `Bearer ${keys.ana}`).send({ target_url: r.url }).expect(201);
     await request(t.app).get(`/v1/hooks/${res.body.id}`).set('Authorization', `Bearer ${keys.ana}`).expect(200);
@@ -192,19 +196,82 @@ describe('POST /v1/hooks', () => {
     ['device_ids with a non-string', { target_url: 'http://127.0.0.1:9/h', device_ids: [dev01, 7] }, 'device_ids[1]'],
     ['empty device_ids', { target_url: 'http://127.0.0.1:9/h', device_ids: [] }, 'device_ids'],
   ])('%s → 400 naming the JSON path', async (_name, body, path) => {
-    const t = app();
+    const t = await app();
     const res = await api(t).post(body).expect(400);
     expect(res.body.message).toEqual(expect.any(String));
     expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path, message: expect.any(String) })]));
-    expect(t.db.prepare('SELECT count(*) FROM hooks').pluck().get()).toBe(0);
+    expect((await t.value('SELECT count(*) FROM hooks'))).toBe(0);
   });
 
   test('a body that is not JSON → 400', async () => {
-    const t = app();
+    const t = await app();
     const res = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).set('Content-Type', 'application/json').send('{"target_url":').expect(400);
     expect(res.body).toEqual({ message: expect.stringMatching(/JSON/) });
     const array = await api(t).post([]).expect(400);
     expect(array.body.details).toEqual(expect.any(Array));
+  });
+
+  describe('a body that cannot be used gets a message that says why', () => {
+    const raw = (t: TestApp, type?: string) => {
+      const req = request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana);
+      return type ? req.set('Content-Type', type) : req;
+    };
+    const nothingStored = async (t: TestApp) => expect(await t.value('SELECT count(*) FROM hooks')).toBe(0);
+
+    test('a gzip body that is not gzip → 400 naming the Content-Encoding; a real gzip body works', async () => {
+      const t = await app();
+      const r = await receiver();
+      const res = await raw(t, 'application/json').set('Content-Encoding', 'gzip').send('{"target_url":"x"}').expect(400);
+      expect(res.body).toEqual({ message: 'Request body is not valid for its Content-Encoding "gzip"' });
+      await nothingStored(t);
+      // The bytes as they are: superagent would otherwise JSON-serialise a Buffer.
+      const gzipped = gzipSync(JSON.stringify({ target_url: r.url }));
+      await raw(t, 'application/json').set('Content-Encoding', 'gzip').serialize((body: unknown) => body as string).send(gzipped).expect(201);
+    });
+
+    test('an unsupported Content-Encoding or charset → 415 naming it', async () => {
+      const t = await app();
+      const compress = await raw(t, 'application/json').set('Content-Encoding', 'compress').send('{}').expect(415);
+      expect(compress.body).toEqual({ message: 'Content-Encoding "compress" is not supported: use gzip, deflate, br or identity' });
+      const latin1 = await raw(t, 'application/json; charset=latin1').send('{}').expect(415);
+      expect(latin1.body).toEqual({ message: 'Content-Type charset "latin1" is not supported: use utf-8' });
+      await nothingStored(t);
+    });
+
+    test.each(['42', 'null', 'true', '"https://hooks.example.com"', '[]'])('JSON %s → 400 body must be a JSON object', async (text) => {
+      const t = await app();
+      const res = await raw(t, 'application/json').send(text).expect(400);
+      expect(res.body).toEqual({ message: 'body must be a JSON object', details: [{ path: '$', message: 'body must be a JSON object' }] });
+      await nothingStored(t);
+    });
+
+    test('no body at all → 400 body must be a JSON object', async () => {
+      const t = await app();
+      expect((await raw(t).expect(400)).body.message).toBe('body must be a JSON object');
+    });
+
+    test.each([
+      ['text/plain', '{"target_url":"https://hooks.example.com/in"}'],
+      ['application/x-www-form-urlencoded', 'target_url=https%3A%2F%2Fhooks.example.com%2Fin'],
+      ['application/xml', '<hook/>'],
+    ])('Content-Type %s → 415 Content-Type must be application/json', async (type, text) => {
+      const t = await app();
+      await raw(t, type).send(text).expect(415, { message: 'Content-Type must be application/json' });
+      await nothingStored(t);
+    });
+
+    test('three events → the maxItems message; a repeated event type → its own message', async () => {
+      const t = await app();
+      const r = await receiver();
+      const three = await api(t).post({ target_url: r.url, events: ['device.offline', 'device.online', 'device.offline'] }).expect(400);
+      expect(three.body).toEqual({
+        message: 'events must list at most 2 event types',
+        details: [{ path: 'events', message: 'events must list at most 2 event types' }],
+      });
+      const twice = await api(t).post({ target_url: r.url, events: ['device.online', 'device.online'] }).expect(400);
+      expect(twice.body.message).toBe('events must not repeat an event type');
+      await nothingStored(t);
+    });
   });
 
   describe('target URL guard (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
@@ -223,7 +290,7 @@ describe('POST /v1/hooks', () => {
       'https://user:pass@hooks.example.com/in',
       'ftp://hooks.example.com/in',
     ])('%s → 400 naming target_url, nothing stored', async (url) => {
-      const t = app({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+      const t = await app({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
       const res = await api(t).post({ target_url: url }).expect(400);
       expect(res.body.details).toEqual([expect.objectContaining({ path: 'target_url' })]);
       expect(res.body.message).toMatch(/target_url/);
@@ -234,7 +301,7 @@ describe('POST /v1/hooks', () => {
 
 describe('GET and DELETE /v1/hooks', () => {
   test('list and one have no secret; DELETE → 204, then 404', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const a = await subscribe(t, { target_url: r.url });
     const b = await subscribe(t, { target_url: r.url, events: ['device.online'], device_ids: [dev03] });
@@ -255,7 +322,7 @@ describe('GET and DELETE /v1/hooks', () => {
   });
 
   test('another key\'s hook is 404 Hook not found on GET, DELETE and deliveries, and stays', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     const zoe = api(t, keys.zoe);
@@ -268,7 +335,7 @@ describe('GET and DELETE /v1/hooks', () => {
   });
 
   test('deleting a hook while its delivery is in flight: the round still completes, nothing is recorded', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const other = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
@@ -281,12 +348,12 @@ describe('GET and DELETE /v1/hooks', () => {
     await api(t).del(`/v1/hooks/${hook.id}`).expect(204);
     await expect(round).resolves.toBe(2);
     expect((await attempts(t, kept.id)).map((a) => a.outcome)).toEqual(['delivered']);
-    expect(t.db.prepare('SELECT count(*) FROM delivery_attempts WHERE hook_id = ?').pluck().get(hook.id)).toBe(0);
+    expect((await t.value('SELECT count(*) FROM delivery_attempts WHERE hook_id = ?', hook.id))).toBe(0);
     expect(await t.services.deliverer.runOnce()).toBe(0);
   });
 
   test('DELETE needs hooks:write', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     await api(t, keys.ben).del(`/v1/hooks/${hook.id}`).expect(403, { message: 'Invalid scopes' });
@@ -295,7 +362,7 @@ describe('GET and DELETE /v1/hooks', () => {
   });
 
   test('a deleted hook gets nothing more, even what was queued for it', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
@@ -307,7 +374,7 @@ describe('GET and DELETE /v1/hooks', () => {
 
 describe('delivery', () => {
   test('offline → one signed webhook the standardwebhooks package verifies; online → another; baseline → nothing', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     // The subscription recorded the baseline: offline devices there emit nothing.
@@ -352,10 +419,10 @@ describe('delivery', () => {
   });
 
   test('the hook\'s device_ids and events filters are respected', async () => {
-    const t = app();
+    const t = await app();
     const [ra, rb, rc] = [await receiver(), await receiver(), await receiver()];
     // Device 05 is online at the baseline too (heartbeat 10 s ago).
-    t.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(formatMicros((t.clock.now() - 10_000) * 1000), dev05);
+    await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros((t.clock.now() - 10_000) * 1000), dev05);
     const a = await subscribe(t, { target_url: ra.url, events: ['device.offline'], device_ids: [dev01.toUpperCase()] });
     const b = await subscribe(t, { target_url: rb.url, device_ids: [dev05] });
     await subscribe(t, { target_url: rc.url, events: ['device.online'] });
@@ -376,7 +443,7 @@ describe('delivery', () => {
 
   test('500 three times, then 204: delivered once, the same webhook-id on all 4 attempts, each at its time', async () => {
     const schedule = [1000, 2000, 3000, 4000];
-    const t = app({ WEBHOOK_RETRY_SCHEDULE_MS: schedule.join(',') });
+    const t = await app({ WEBHOOK_RETRY_SCHEDULE_MS: schedule.join(',') });
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
@@ -434,7 +501,7 @@ describe('delivery', () => {
   });
 
   test('Retry-After longer than the schedule delay is honoured; a shorter one is not', async () => {
-    const t = app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000,5000' });
+    const t = await app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000,5000' });
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
@@ -461,7 +528,7 @@ describe('delivery', () => {
   });
 
   test('always failing → dead after 1 + schedule length attempts, visible in deliveries', async () => {
-    const t = app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000,2000' });
+    const t = await app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000,2000' });
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
@@ -491,7 +558,7 @@ describe('delivery', () => {
   });
 
   test('410 → the hook is disabled, its pending deliveries cancelled, nothing more sent', async () => {
-    const t = app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
+    const t = await app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     // Also watched through the polling trigger, so new events are still logged.
@@ -528,7 +595,7 @@ describe('delivery', () => {
   });
 
   test('a redirect is not followed and counts as a failure', async () => {
-    const t = app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
+    const t = await app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
     const r = await receiver();
     const elsewhere = await receiver('/other');
     const hook = await subscribe(t, { target_url: r.url });
@@ -547,7 +614,7 @@ describe('delivery', () => {
   });
 
   test('a receiver slower than WEBHOOK_TIMEOUT_MS → the attempt is an error and is retried', async () => {
-    const t = app({ WEBHOOK_TIMEOUT_MS: '150', WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
+    const t = await app({ WEBHOOK_TIMEOUT_MS: '150', WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
@@ -570,7 +637,8 @@ describe('delivery', () => {
   });
 
   test('no more than 4 deliveries in flight to one target at once', async () => {
-    const t = app();
+    // WEBHOOK_TARGET_CONCURRENCY (CONTRACT: default 8 per replica) set to 4: 10 hooks make 3 waves.
+    const t = await app({ WEBHOOK_TARGET_CONCURRENCY: '4' });
     let inFlight = 0;
     let maxInFlight = 0;
     let served = 0;
@@ -598,19 +666,20 @@ describe('delivery', () => {
     expect(maxInFlight).toBeGreaterThan(1);
     // Three waves of at most four.
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    const delivered = t.db.prepare(`SELECT count(*) FROM deliveries WHERE status = 'delivered'`).pluck().get();
+    const delivered = (await t.value(`SELECT count(*) FROM deliveries WHERE status = 'delivered'`));
     expect(delivered).toBe(10);
   });
 
   test('a target that became private is refused at delivery time: recorded as failed, not sent', async () => {
-    const t = app({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
+    const t = await app({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
     const r = await receiver();
     const port = new URL(r.url).port;
     const keyHash = hashKey(keys.ana);
     const all = { events: ['device.offline', 'device.online'] as Array<'device.offline' | 'device.online'>, device_ids: null };
     // Stored directly (as if the target changed after subscribing): the HTTP API would refuse them.
     const targets = [r.url, `https://127.0.0.1:${port}/hook`, `https://localhost:${port}/hook`, `https://[::ffff:127.0.0.1]:${port}/hook`];
-    const hooks = targets.map((target_url) => t.services.hooks.create(keyHash, { target_url, ...all }).hook);
+    const hooks = [];
+    for (const target_url of targets) hooks.push((await t.services.hooks.create(keyHash, { target_url, ...all })).hook);
     await api(t).get('/v1/triggers/device-status').expect(200, []);
     await deviceOffline(t);
     expect(await t.services.deliverer.runOnce()).toBe(4);
@@ -635,7 +704,7 @@ describe('delivery', () => {
     const clock = new ManualClock(Date.now() - timeoutMs);
     const r = await receiver();
 
-    const before = app(env, { clock, databasePath });
+    const before = await app(env, { clock, databasePath });
     const hook = await subscribe(before, { target_url: r.url });
     await deviceOffline(before);
     r.respondWith({ status: 500 });
@@ -643,7 +712,7 @@ describe('delivery', () => {
     expect(r.received).toHaveLength(1);
     await before.close();
 
-    const after = app(env, { clock, databasePath, dataset: false });
+    const after = await app(env, { clock, databasePath, dataset: false });
     expect(await after.services.deliverer.runOnce()).toBe(0);
     clock.advance(1000);
     expect(await after.services.deliverer.runOnce()).toBe(1);
@@ -661,7 +730,7 @@ describe('delivery', () => {
     await after.close();
 
     // Delivered is final: a third start sends nothing again.
-    const third = app(env, { clock, databasePath, dataset: false });
+    const third = await app(env, { clock, databasePath, dataset: false });
     clock.advance(60_000);
     expect(await third.services.deliverer.runOnce()).toBe(0);
     expect((await third.services.poller.pollOnce()).events).toBe(0);
@@ -670,10 +739,10 @@ describe('delivery', () => {
   });
 
   test('a key that loses device:read pauses its watch and shows its hooks paused with the reason', async () => {
-    const t = app();
+    const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
-    t.db.prepare(`UPDATE api_keys SET scopes = '["hooks:write"]' WHERE id = 'key_ana'`).run();
+    await t.all(`UPDATE api_keys SET scopes = '["hooks:write"]' WHERE id = 'key_ana'`);
     t.clock.advance(timeoutMs);
     expect(await t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 1 });
     const paused = (await api(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as Hook & { status_reason: string };
@@ -682,7 +751,7 @@ describe('delivery', () => {
     expect((await t.services.poller.pollOnce()).keys).toBe(0);
     expect(r.received).toHaveLength(0);
     // Used successfully again: the watch resumes and so do its hooks.
-    t.db.prepare(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`).run();
+    await t.all(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`);
     t.clock.advance(verifiedKeyTtlMs); // a verified key's scopes are trusted for this long
     await api(t).get('/v1/triggers/device-status').expect(200);
     expect(((await api(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as Hook).status).toBe('active');

@@ -7,7 +7,8 @@ import type { Express } from 'express';
 import { ManualClock } from '../helpers/app.js';
 import { catalog, groupIds, keys, menuIds } from '../fixtures/catalog.js';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/database.js';
+import { openTestDatabase } from '../helpers/engine.js';
 import { importDataset } from '../../src/dataset/import.js';
 import { createLogger } from '../../src/logger.js';
 import { buildServices } from '../../src/services.js';
@@ -86,11 +87,11 @@ interface ManifestApp {
 }
 
 /** The real app, built the way main.ts builds it, but with a manifest given as a value. */
-function appWith(manifest: Manifest): ManifestApp {
+async function appWith(manifest: Manifest): Promise<ManifestApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: ':memory:' });
   const clock = new ManualClock();
-  const db = openDatabase(':memory:');
-  importDataset(db, catalog(), { nowMs: clock.now() });
+  const { db, drop } = await openTestDatabase();
+  await importDataset(db, catalog(), { nowMs: clock.now() });
   const services = buildServices({ config, logger: createLogger(config.LOG_LEVEL), clock, db, manifest });
   return {
     app: createApp(services),
@@ -98,7 +99,8 @@ function appWith(manifest: Manifest): ManifestApp {
     clock,
     async close() {
       await services.close();
-      db.close();
+      await db.close();
+      await drop();
     },
   };
 }
@@ -108,15 +110,15 @@ const itemsPath = (groupId: string) => `/v1/groups/${groupId}/items/options`;
 
 describe('a new option source is configuration, not code', () => {
   let m: ManifestApp;
-  beforeAll(() => {
+  beforeAll(async () => {
     const doc = shipped();
     doc.optionSources.push(groupItemsSource, inStockItemsSource, onlineDevicesSource);
-    m = appWith(parseManifest(doc, 'test-manifest.json'));
+    m = await appWith(parseManifest(doc, 'test-manifest.json'));
   });
-  afterAll(() => m.close());
+  afterAll(async () => m.close());
 
   test('the shipped manifest does not have the endpoint', async () => {
-    const plain = appWith(loadManifest());
+    const plain = await appWith(loadManifest());
     try {
       await get(plain.app, itemsPath(groupIds.hot)).expect(404, { message: 'Not found' });
     } finally {
@@ -370,10 +372,10 @@ describe('manifest validation', () => {
 
 describe('loadManifest(path)', () => {
   let dir: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'manifest-test-'));
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(async () => rmSync(dir, { recursive: true, force: true }));
 
   function loadError(file: string): string {
     let caught: unknown;

@@ -157,10 +157,10 @@ const drinksTree = {
 const envelope = (groups: unknown[]) => ({ metadata: { groups: { total: groups.length } }, groups });
 
 let t: TestApp;
-beforeAll(() => {
-  t = buildTestApp({ dataset: catalog() });
+beforeAll(async () => {
+  t = await buildTestApp({ dataset: catalog() });
 });
-afterAll(() => t.close());
+afterAll(async () => t.close());
 
 const get = (path: string, key: string | null = keys.ana) => {
   const req = request(t.app).get(path);
@@ -555,10 +555,10 @@ describe('menu area: other accounts behave as absent', () => {
 describe('menu area: keys and scopes', () => {
   // Its own app: failed key attempts are counted per client, and must not leak into other tests.
   let a: TestApp;
-  beforeAll(() => {
-    a = buildTestApp({ dataset: catalog() });
+  beforeAll(async () => {
+    a = await buildTestApp({ dataset: catalog() });
   });
-  afterAll(() => a.close());
+  afterAll(async () => a.close());
 
   const paths = ['/v1/menus', '/v1/groups', `/v1/groups?groups=${groupIds.drinks}`];
 
@@ -573,7 +573,8 @@ describe('menu area: keys and scopes', () => {
   });
 
   test.each(paths)('the menu area takes X-API-Key, not Authorization: Bearer: %s', async (path) => {
-    await request(a.app).get(path).set('Authorization', `Bearer ${keys.ana}`).expect(401, { message: 'Missing API key' });
+    const res = await request(a.app).get(path).set('Authorization', `Bearer ${keys.ana}`).expect(401);
+    expect(res.body).toEqual({ message: 'Missing API key', details: [{ path: 'X-API-Key', message: expect.stringContaining('X-API-Key header') }] });
   });
 
   test('an unknown or malformed key → 401 Invalid API key', async () => {
@@ -601,10 +602,10 @@ describe('menu area: keys and scopes', () => {
 
 describe('menu area: a re-import is visible on the next request', () => {
   let r: TestApp;
-  beforeAll(() => {
-    r = buildTestApp({ dataset: catalog() });
+  beforeAll(async () => {
+    r = await buildTestApp({ dataset: catalog() });
   });
-  afterAll(() => r.close());
+  afterAll(async () => r.close());
 
   const saladsId = 'cccccccc-0000-4000-8000-000000000001';
   const greensId = 'cccccccc-0000-4000-8000-000000000002';
@@ -650,7 +651,7 @@ describe('menu area: a re-import is visible on the next request', () => {
     expect(before.body.groups.map((g: Json) => g.id)).toEqual([groupIds.drinks, groupIds.burgers]);
     await req(`/v1/groups?groups=${groupIds.espresso}`).expect(200);
 
-    importDataset(r.db, { menus: [changedAllDay()] }, { nowMs: r.clock.now() });
+    await importDataset(r.db, { menus: [changedAllDay()] }, { nowMs: r.clock.now() });
 
     const menus = await req('/v1/menus').expect(200);
     expect(menus.body.menus[0]).toEqual({
@@ -695,7 +696,7 @@ describe('menu area: a re-import is visible on the next request', () => {
   test('a second re-import at the same clock time is visible too', async () => {
     const menu = changedAllDay();
     menu.groups = [menu.groups[1]!];
-    importDataset(r.db, { menus: [menu] }, { nowMs: r.clock.now() });
+    await importDataset(r.db, { menus: [menu] }, { nowMs: r.clock.now() });
     const res = await req(`/v1/groups?menus=${menuIds.allDay}`).expect(200);
     expect(res.body.groups.map((g: Json) => g.id)).toEqual([groupIds.burgers]);
     expectGroupsEnvelope(res.body);
@@ -708,11 +709,11 @@ describe('menu area: re-imports of part of the catalog', () => {
     (await request(app.app).get(path).set('X-API-Key', keys.ana).expect(200)).body[list].map((x: Json) => x.name);
 
   test('re-importing one menu on its own does not move it in the source order', async () => {
-    const app = buildTestApp({ dataset: catalog() });
+    const app = await buildTestApp({ dataset: catalog() });
     try {
       expect(await names(app, '/v1/menus', 'menus')).toEqual(['All day', 'Breakfast']);
       const breakfast = catalog().menus.find((m) => m.id === menuIds.breakfast)!;
-      importDataset(app.db, { menus: [{ ...breakfast, name: 'Breakfast (new)' }] }, { nowMs: app.clock.now() });
+      await importDataset(app.db, { menus: [{ ...breakfast, name: 'Breakfast (new)' }] }, { nowMs: app.clock.now() });
       // Upsert by id (CONTRACT 7) of one menu must not reorder the others (CONTRACT 5: source order).
       expect(await names(app, '/v1/menus', 'menus')).toEqual(['All day', 'Breakfast (new)']);
       expect(await names(app, '/v1/groups', 'groups')).toEqual(['Drinks', 'Burgers', 'Eggs', 'Pastries']);
@@ -722,15 +723,15 @@ describe('menu area: re-imports of part of the catalog', () => {
   });
 
   test('a menu pruned and then imported again shows its new tree, even at the same clock time', async () => {
-    const app = buildTestApp({ dataset: catalog() });
+    const app = await buildTestApp({ dataset: catalog() });
     try {
       expect(await names(app, `/v1/groups?menus=${menuIds.breakfast}`, 'groups')).toEqual(['Eggs', 'Pastries']);
       const full = catalog();
-      importDataset(app.db, { ...full, menus: full.menus.filter((m) => m.id !== menuIds.breakfast) }, { nowMs: app.clock.now(), prune: true });
+      await importDataset(app.db, { ...full, menus: full.menus.filter((m) => m.id !== menuIds.breakfast) }, { nowMs: app.clock.now(), prune: true });
       expect(await names(app, `/v1/groups?menus=${menuIds.breakfast}`, 'groups')).toEqual([]);
       const breakfast = structuredClone(full.menus.find((m) => m.id === menuIds.breakfast)!);
       breakfast.groups[0]!.name = 'Eggz'; // same length as before, on purpose
-      importDataset(app.db, { menus: [breakfast] }, { nowMs: app.clock.now() });
+      await importDataset(app.db, { menus: [breakfast] }, { nowMs: app.clock.now() });
       expect(await names(app, `/v1/groups?menus=${menuIds.breakfast}`, 'groups')).toEqual(['Eggz', 'Pastries']);
     } finally {
       await app.close();
@@ -742,11 +743,11 @@ describe('menu area on the bundled demo dataset', () => {
   const demoKey = 'sk_demo_harbor_ana_all_0123456789';
   let d: TestApp;
   let demo: Json;
-  beforeAll(() => {
+  beforeAll(async () => {
     demo = JSON.parse(readFileSync(new URL('../../src/demo/dataset.json', import.meta.url), 'utf8'));
-    d = buildTestApp({ dataset: demo });
+    d = await buildTestApp({ dataset: demo });
   });
-  afterAll(() => d.close());
+  afterAll(async () => d.close());
 
   const req = (path: string) => request(d.app).get(path).set('X-API-Key', demoKey);
 

@@ -77,6 +77,7 @@ function absoluteRefs(value: unknown): unknown {
 function makeAjv(doc: Json): { ajv: Ajv2020; compile(schema: Json): ValidateFunction } {
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
+  ajv.addFormat('uri', (text: string) => URL.canParse(text));
   for (const [name, schema] of Object.entries(doc.components.schemas as Json)) {
     ajv.addSchema(absoluteRefs(schema) as Json, componentBase + name);
   }
@@ -136,7 +137,7 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   // The clock starts 5 minutes before real time so delivery timestamps are current.
-  t = buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now() - timeoutMs), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now() - timeoutMs), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   doc = (await request(t.app).get('/openapi.json').expect(200).expect('Content-Type', /^application\/json/)).body as Json;
   schemas = makeAjv(doc);
   receiver = await new Receiver().start();
@@ -155,7 +156,7 @@ describe('GET /openapi.json: every route, documented', () => {
   });
 
   test('the check catches a route added without documentation', async () => {
-    const extra = buildTestApp();
+    const extra = await buildTestApp();
     try {
       extra.app.get('/v1/undocumented/:thing', (_req, res) => {
         res.json({});
@@ -183,7 +184,7 @@ describe('GET /openapi.json: every route, documented', () => {
     } finally {
       server.close();
     }
-    const pub = buildTestApp({ env: { PUBLIC_URL: 'https://signage.example.com/connector/' } });
+    const pub = await buildTestApp({ env: { PUBLIC_URL: 'https://signage.example.com/connector/' } });
     try {
       const res = await request(pub.app).get('/openapi.json').expect(200);
       expect(res.body.servers).toEqual([{ url: 'https://signage.example.com/connector' }]);
@@ -213,7 +214,7 @@ describe('GET /openapi.json: every route, documented', () => {
     }
     expect(doc.paths['/devices'].get.security).toEqual([{ BearerAuth: ['device:read'] }]);
     expect(doc.paths['/v1/hooks'].post.security[0]).toEqual({ ApiKeyHeader: ['hooks:write', 'device:read'] });
-    for (const path of ['/healthz', '/readyz', '/v1/manifest', '/openapi.json', '/docs']) expect(doc.paths[path].get.security).toEqual([]);
+    for (const path of ['/healthz', '/readyz', '/v1/manifest', '/openapi.json', '/docs', '/metrics']) expect(doc.paths[path].get.security).toEqual([]);
   });
 
   test('query parameters are derived from the validation schemas', () => {
@@ -444,7 +445,7 @@ describe('real responses match the documented schemas', () => {
     expect((await call('get', '/v1/hooks')).body).toHaveLength(2);
     await call('get', `/v1/hooks/${created.body.id}`);
     // Device 01 comes back: one delivery to each hook.
-    t.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(new Date(t.clock.now()).toISOString().replace('Z', '000Z'), dev01);
+    await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', new Date(t.clock.now()).toISOString().replace('Z', '000Z'), dev01);
     expect((await t.services.poller.pollOnce()).events).toBe(1);
     await t.services.deliverer.runOnce();
     expect(receiver.received.length).toBeGreaterThan(0);
@@ -460,9 +461,13 @@ describe('real responses match the documented schemas', () => {
   test('service endpoints: healthz, readyz, manifest, openapi.json, docs', async () => {
     await call('get', '/healthz', { auth: 'none' });
     await call('get', '/readyz', { auth: 'none' });
-    expect((await call('get', '/v1/manifest', { auth: 'none' })).body.baseUrl).toEqual(expect.stringMatching(/^http:\/\//));
+    const manifest = (await call('get', '/v1/manifest', { auth: 'none' })).body;
+    expect(manifest.baseUrl).toEqual(expect.stringMatching(/^http:\/\//));
+    // supertest listens anew for each request, so only the path of `$id` can match.
+    expect((await call('get', new URL(manifest.$schema).pathname, { auth: 'none' })).body.$id).toMatch(/\/v1\/manifest\/schema$/);
     await call('get', '/openapi.json', { auth: 'none' });
     await call('get', '/docs', { auth: 'none' });
+    await call('get', '/metrics', { auth: 'none' });
   });
 
   test('errors 400, 401, 403, 404 and 429 match the Error schema', async () => {
@@ -492,7 +497,7 @@ describe('real responses match the documented schemas', () => {
     expect((await call('delete', '/v1/hooks/hook_nope')).status).toBe(404);
     expect((await call('get', '/v1/hooks/hook_nope/deliveries')).status).toBe(404);
 
-    const limited = buildTestApp({ dataset: catalog() });
+    const limited = await buildTestApp({ dataset: catalog() });
     try {
       for (let i = 0; i < 20; i += 1) await call('get', '/v1/me', { app: limited.app, key: `sk_test_wrong_key_${String(i).padStart(10, '0')}` });
       const res = await call('get', '/v1/me', { app: limited.app });
@@ -504,7 +509,7 @@ describe('real responses match the documented schemas', () => {
 
   test('upstream mode: /v1/me, 502 and 504 match too', async () => {
     const upstream = await new FakeUpstream(catalog()).start();
-    const u = buildTestApp({
+    const u = await buildTestApp({
       env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_RETRIES: '0' },
     });
     try {
@@ -544,6 +549,23 @@ describe('GET /docs', () => {
     const spec = /"url":"([^"]+)"/.exec(res.text)?.[1];
     expect(spec).toBe('/openapi.json');
     await request(t.app).get(spec!).expect(200);
+  });
+
+  test('one key authorizes every operation: every requirement names only key schemes, and the page links them', async () => {
+    const keySchemes = Object.entries(doc.components.securitySchemes as Json)
+      .filter(([, scheme]) => scheme.type === 'apiKey' || (scheme.type === 'http' && scheme.scheme === 'bearer'))
+      .map(([name]) => name);
+    expect(keySchemes.sort()).toEqual(['ApiKeyHeader', 'BearerAuth']);
+    for (const { where, op } of operationsOf(doc)) {
+      for (const requirement of (op.security ?? []) as Json[]) {
+        for (const scheme of Object.keys(requirement)) expect([where, keySchemes.includes(scheme)]).toEqual([where, true]);
+      }
+    }
+    // The Swagger UI plugin (src/http/docs-auth.ts, tested in test/unit/docs-auth.test.ts) copies
+    // a key entered for one scheme to the other.
+    const page = await request(t.app).get('/docs').expect(200);
+    expect(page.text).toMatch(/plugins: \[function oneKeyAuthPlugin\(\)/);
+    expect(page.text).toContain('wrapActions');
   });
 
   test('only the files the page needs are served from swagger-ui-dist', async () => {

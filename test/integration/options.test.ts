@@ -61,10 +61,10 @@ function nextLink(res: { headers: Record<string, string | undefined> }): string 
 }
 
 let t: TestApp;
-beforeAll(() => {
-  t = buildTestApp({ dataset: catalog() });
+beforeAll(async () => {
+  t = await buildTestApp({ dataset: catalog() });
 });
-afterAll(() => t.close());
+afterAll(async () => t.close());
 
 describe('default tuples', () => {
   test('menus: [label, value] of the key account, sorted by label', async () => {
@@ -509,7 +509,8 @@ describe('keys and scopes', () => {
   });
 
   test('menu options take X-API-Key (a Bearer key alone is missing)', async () => {
-    await request(t.app).get(MENUS).set('Authorization', `Bearer ${keys.ana}`).expect(401, { message: 'Missing API key' });
+    const res = await request(t.app).get(MENUS).set('Authorization', `Bearer ${keys.ana}`).expect(401);
+    expect(res.body).toEqual({ message: 'Missing API key', details: [{ path: 'X-API-Key', message: expect.stringContaining('X-API-Key header') }] });
   });
 
   test('menu and group options need menu:read', async () => {
@@ -535,12 +536,12 @@ describe('sorting and edge cases (extended catalog)', () => {
   const cyKey = 'sk_test_cy_menus_and_devices_00';
   let e: TestApp;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const base = catalog();
     const template = base.devices[0]!;
     const device = (id: string, name: string) => ({ ...template, id, name, access: [{ user_id: 'usr_cy', level: 'read' }] });
     const menu = (id: string, name: string, groups: unknown[] = []) => ({ id, account_id: 'acc_cy', name, description: null, tags: [], groups });
-    e = buildTestApp({
+    e = await buildTestApp({
       dataset: {
         ...base,
         accounts: [...base.accounts, { id: 'acc_cy', name: 'Cy Co' }],
@@ -573,7 +574,7 @@ describe('sorting and edge cases (extended catalog)', () => {
       },
     });
   });
-  afterAll(() => e.close());
+  afterAll(async () => e.close());
 
   test('menus: case-insensitive, numeric-aware, value tie-break', async () => {
     const res = await get(e.app, MENUS, cyKey).expect(200);
@@ -635,7 +636,7 @@ describe('caching', () => {
   };
 
   test('X-Cache is MISS, then HIT', async () => {
-    const c = buildTestApp({ dataset: catalog() });
+    const c = await buildTestApp({ dataset: catalog() });
     try {
       const first = await get(c.app, MENUS).expect(200);
       expect(first.headers['x-cache']).toBe('MISS');
@@ -654,11 +655,11 @@ describe('caching', () => {
   });
 
   test('after an import, options show the old name within the TTL and the new one after it', async () => {
-    const c = buildTestApp({ dataset: catalog() });
+    const c = await buildTestApp({ dataset: catalog() });
     try {
       const before = await get(c.app, MENUS).expect(200);
       expect(before.body).toEqual(ANA_MENUS);
-      importDataset(c.db, renamed({ [menuIds.allDay]: 'Zz all day' }), { nowMs: c.clock.now() });
+      await importDataset(c.db, renamed({ [menuIds.allDay]: 'Zz all day' }), { nowMs: c.clock.now() });
       c.clock.advance(29_999);
       const within = await get(c.app, MENUS).expect(200);
       expect(within.headers['x-cache']).toBe('HIT');
@@ -679,13 +680,13 @@ describe('caching', () => {
   });
 
   test('embedded mode: exactly at the TTL the list is rebuilt in the request (MISS), so an import shows within the TTL', async () => {
-    const c = buildTestApp({ dataset: catalog() });
+    const c = await buildTestApp({ dataset: catalog() });
     try {
       const before = await get(c.app, groupsPath(menuIds.allDay)).expect(200);
       const etag = before.headers.etag!;
       const doc = catalog();
       doc.menus[0]!.groups[1]!.name = 'Sandwiches';
-      importDataset(c.db, doc, { nowMs: c.clock.now() });
+      await importDataset(c.db, doc, { nowMs: c.clock.now() });
       c.clock.advance(30_000); // exactly the TTL: no longer fresh
       const stale = await get(c.app, groupsPath(menuIds.allDay)).expect(200);
       expect(stale.headers['x-cache']).toBe('MISS');
@@ -702,10 +703,10 @@ describe('caching', () => {
   });
 
   test('device options follow DEVICE_CACHE_TTL_MS (10 s by default)', async () => {
-    const c = buildTestApp({ dataset: catalog() });
+    const c = await buildTestApp({ dataset: catalog() });
     try {
       await get(c.app, DEVICES, keys.ben).expect(200, BEN_DEVICES);
-      importDataset(c.db, renamed({}, { 'A4:83:E7:1F:2B:04': 'Grill screen' }), { nowMs: c.clock.now() });
+      await importDataset(c.db, renamed({}, { 'A4:83:E7:1F:2B:04': 'Grill screen' }), { nowMs: c.clock.now() });
       c.clock.advance(9_999);
       const within = await get(c.app, DEVICES, keys.ben).expect(200);
       expect(within.headers['x-cache']).toBe('HIT');
@@ -724,14 +725,14 @@ describe('caching', () => {
   });
 
   test('Cache-Control follows the configured TTLs', async () => {
-    const c = buildTestApp({ dataset: catalog(), env: { OPTIONS_CACHE_TTL_MS: '5000', DEVICE_CACHE_TTL_MS: '120000' } });
+    const c = await buildTestApp({ dataset: catalog(), env: { OPTIONS_CACHE_TTL_MS: '5000', DEVICE_CACHE_TTL_MS: '120000' } });
     try {
       const menus = await get(c.app, MENUS).expect(200);
       expect(menus.headers['cache-control']).toBe('private, max-age=5');
       const devices = await get(c.app, DEVICES).expect(200);
       expect(devices.headers['cache-control']).toBe('private, max-age=120');
       // And the options cache really uses the shorter TTL.
-      importDataset(c.db, renamed({ [menuIds.breakfast]: 'Brunch' }), { nowMs: c.clock.now() });
+      await importDataset(c.db, renamed({ [menuIds.breakfast]: 'Brunch' }), { nowMs: c.clock.now() });
       c.clock.advance(10_001);
       const after = await get(c.app, MENUS).expect(200);
       expect(after.body).toEqual([
@@ -746,7 +747,7 @@ describe('caching', () => {
 
 describe('Link with PUBLIC_URL', () => {
   test('the next-page link is absolute on PUBLIC_URL', async () => {
-    const c = buildTestApp({ dataset: catalog(), env: { PUBLIC_URL: 'https://connector.example.com/' } });
+    const c = await buildTestApp({ dataset: catalog(), env: { PUBLIC_URL: 'https://connector.example.com/' } });
     try {
       const res = await get(c.app, `${groupsPath(menuIds.allDay)}?limit=2&q=drinks`).expect(200);
       const m = /^<([^>]+)>; rel="next"$/.exec(res.headers.link ?? '');

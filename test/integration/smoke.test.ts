@@ -4,10 +4,10 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 let t: TestApp;
-beforeAll(() => {
-  t = buildTestApp({ dataset: catalog() });
+beforeAll(async () => {
+  t = await buildTestApp({ dataset: catalog() });
 });
-afterAll(() => t.close());
+afterAll(async () => t.close());
 
 test('healthz and readyz', async () => {
   await request(t.app).get('/healthz').expect(200, { status: 'ok' });
@@ -23,11 +23,12 @@ test('device list works with a bearer key', async () => {
   expect(res.body.total).toBe(4);
 });
 
-test('the manifest is served with absolute URLs taken from the request', async () => {
+test('the manifest is served with its base URL and schema URL taken from the request', async () => {
   const res = await request(t.app).get('/v1/manifest').set('Host', 'connector.example.com').expect(200);
   expect(res.body.baseUrl).toBe('http://connector.example.com');
-  expect(res.body.optionSources[0]).toMatchObject({ path: '/v1/menus/options', url: 'http://connector.example.com/v1/menus/options' });
-  expect(res.body.auth.test.url).toBe('http://connector.example.com/v1/me');
+  expect(res.body.$schema).toBe('http://connector.example.com/v1/manifest/schema');
+  expect(res.body.optionSources[0]).toMatchObject({ path: '/v1/menus/options' });
+  expect(res.body.auth.test.path).toBe('/v1/me');
 });
 
 test('a path parameter that is not valid percent-encoding is a 400, not a 500', async () => {

@@ -16,8 +16,8 @@ const zoeDevice = 'b0:00:00:00:00:01';
 const timeoutMs = 300_000;
 
 let t: TestApp;
-beforeEach(() => {
-  t = buildTestApp({ dataset: catalog() });
+beforeEach(async () => {
+  t = await buildTestApp({ dataset: catalog() });
 });
 afterEach(async () => {
   await t.close();
@@ -35,9 +35,9 @@ interface Event {
 }
 
 /** A heartbeat `agoMs` before the test clock, with microseconds that must survive. */
-function heartbeat(deviceId: string, agoMs: number, micros = 123): string {
+async function heartbeat(deviceId: string, agoMs: number, micros = 123): Promise<string> {
   const text = formatMicros((t.clock.now() - agoMs) * 1000 + micros);
-  t.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(text, deviceId);
+  await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', text, deviceId);
   return text;
 }
 
@@ -62,7 +62,7 @@ describe('GET /v1/triggers/device-status', () => {
   });
 
   test('a device that times out → exactly one device.offline event in the contract shape', async () => {
-    const before = t.db.prepare('SELECT last_heartbeat_at FROM devices WHERE id = ?').get(dev01) as { last_heartbeat_at: string };
+    const before = (await t.one('SELECT last_heartbeat_at FROM devices WHERE id = ?', dev01)) as { last_heartbeat_at: string };
     const event = await offlineEvent();
     expect(Object.keys(event).sort()).toEqual(['device', 'id', 'occurred_at', 'previous_status', 'status', 'type']);
     expect(event).toMatchObject({ type: 'device.offline', previous_status: 'online', status: 'offline' });
@@ -77,7 +77,7 @@ describe('GET /v1/triggers/device-status', () => {
   });
 
   test('occurred_at of the offline event keeps the heartbeat microseconds', async () => {
-    const hb = heartbeat(dev01, 10_000, 654_321);
+    const hb = await heartbeat(dev01, 10_000, 654_321);
     await get('/v1/triggers/device-status').expect(200, []);
     t.clock.advance(timeoutMs);
     await t.services.poller.pollOnce();
@@ -90,7 +90,7 @@ describe('GET /v1/triggers/device-status', () => {
   test('a fresh heartbeat → device.online with occurred_at = that heartbeat; newest first', async () => {
     const offline = await offlineEvent();
     t.clock.advance(60_000);
-    const hb = heartbeat(dev01, 2_000, 456);
+    const hb = await heartbeat(dev01, 2_000, 456);
     expect((await t.services.poller.pollOnce()).events).toBe(1);
     const list = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     expect(list.map((e) => e.type)).toEqual(['device.online', 'device.offline']);
@@ -101,13 +101,13 @@ describe('GET /v1/triggers/device-status', () => {
     expect(list[1]).toEqual(offline);
     // Staying online with newer heartbeats emits nothing more.
     t.clock.advance(30_000);
-    heartbeat(dev01, 1_000);
+    await heartbeat(dev01, 1_000);
     expect((await t.services.poller.pollOnce()).events).toBe(0);
   });
 
   test('a never-seen device that sends its first heartbeat → device.online', async () => {
     await get('/v1/triggers/device-status').expect(200, []);
-    const hb = heartbeat(dev03, 1_000);
+    const hb = await heartbeat(dev03, 1_000);
     await t.services.poller.pollOnce();
     const list = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     expect(list).toHaveLength(1);
@@ -117,7 +117,7 @@ describe('GET /v1/triggers/device-status', () => {
 
   test('a device that appears after the baseline is itself a baseline (no event)', async () => {
     await get('/v1/triggers/device-status').expect(200, []);
-    t.db.prepare(`INSERT INTO device_access (device_id, user_id, level) VALUES (?, 'usr_ana', 'read')`).run(dev04);
+    await t.all(`INSERT INTO device_access (device_id, user_id, level) VALUES (?, 'usr_ana', 'read')`, dev04);
     expect((await t.services.poller.pollOnce()).events).toBe(0);
     t.clock.advance(timeoutMs);
     // Now both 01 and the newly visible 04 time out.
@@ -129,7 +129,7 @@ describe('GET /v1/triggers/device-status', () => {
     let online: Event;
     beforeEach(async () => {
       offline = await offlineEvent();
-      heartbeat(dev03, 1_000);
+      await heartbeat(dev03, 1_000);
       await t.services.poller.pollOnce();
       online = ((await get('/v1/triggers/device-status?type=device.online').expect(200)).body as Event[])[0]!;
     });
@@ -183,7 +183,7 @@ describe('GET /v1/triggers/device-status', () => {
     for (let i = 0; i < 30; i += 1) {
       t.clock.advance(timeoutMs + 1_000);
       await t.services.poller.pollOnce();
-      heartbeat(dev01, 0, i);
+      await heartbeat(dev01, 0, i);
       await t.services.poller.pollOnce();
     }
     const all = (await get('/v1/events?limit=500').expect(200)).body as Event[];
@@ -201,7 +201,7 @@ describe('GET /v1/events (replay)', () => {
   beforeEach(async () => {
     offline = await offlineEvent();
     t.clock.advance(1_000);
-    heartbeat(dev01, 0);
+    await heartbeat(dev01, 0);
     await t.services.poller.pollOnce();
     online = ((await get('/v1/triggers/device-status?type=device.online').expect(200)).body as Event[])[0]!;
   });
@@ -239,7 +239,7 @@ describe('GET /v1/triggers/device-status/sample', () => {
     const res = await get('/v1/triggers/device-status/sample').expect(200);
     const list = res.body as Array<Event & { sample: boolean }>;
     expect(list.length).toBeGreaterThan(0);
-    expect(list.length).toBeLessThanOrEqual(3);
+    expect(list.length).toBeLessThanOrEqual(4);
     const anaDevices = ['a4:83:e7:1f:2b:01', 'a4:83:e7:1f:2b:02', 'a4:83:e7:1f:2b:03', 'a4:83:e7:1f:2b:05'];
     for (const e of list) {
       expect(e.sample).toBe(true);
@@ -251,8 +251,46 @@ describe('GET /v1/triggers/device-status/sample', () => {
       expect(typeof e.occurred_at).toBe('string');
     }
     const zoe = (await get('/v1/triggers/device-status/sample', keys.zoe).expect(200)).body as Event[];
-    expect(zoe.map((e) => e.device.id)).toEqual([zoeDevice]);
+    expect(zoe.map((e) => [e.device.id, e.type])).toEqual([[zoeDevice, 'device.online'], [zoeDevice, 'device.offline']]);
     expect(zoe[0]).toMatchObject({ type: 'device.online', sample: true });
+  });
+
+  /** Each sample reads as the event it stands for: status, previous status and device state agree. */
+  function expectConsistent(list: Array<Event & { sample: boolean }>): void {
+    for (const e of list) {
+      const online = e.type === 'device.online';
+      expect([e.type, e.status, e.previous_status, e.device.is_online, e.sample]).toEqual([
+        e.type, online ? 'online' : 'offline', online ? 'offline' : 'online', online, true,
+      ]);
+      if (online) expect(e.occurred_at).toBe(e.device.last_heartbeat_at);
+    }
+    expect(new Set(list.map((e) => e.id)).size).toBe(list.length);
+  }
+
+  test('every device offline (the demo 20 minutes after start): still an online sample, from the key\'s own devices', async () => {
+    t.clock.advance(20 * 60_000);
+    const list = (await get('/v1/triggers/device-status/sample').expect(200)).body as Array<Event & { sample: boolean }>;
+    const anaDevices = ['a4:83:e7:1f:2b:01', 'a4:83:e7:1f:2b:02', 'a4:83:e7:1f:2b:03', 'a4:83:e7:1f:2b:05'];
+    expect(list.map((e) => e.type)).toEqual(expect.arrayContaining(['device.offline', 'device.online']));
+    for (const e of list) expect(anaDevices).toContain(e.device.id);
+    expectConsistent(list);
+    // The missing type is added once, from the first device.
+    expect(list.filter((e) => e.type === 'device.online')).toHaveLength(1);
+  });
+
+  test('a key that can read no device: both types from a canned device', async () => {
+    const data = catalog();
+    data.users.push({ id: 'usr_new', account_id: 'acc_harbor', name: 'New' });
+    data.api_keys.push({ id: 'key_new', user_id: 'usr_new', name: 'New', key: 'sk_test_new_user_no_devices_0000', scopes: ['device:read'] });
+    const other = await buildTestApp({ dataset: data });
+    try {
+      const res = await request(other.app).get('/v1/triggers/device-status/sample').set('X-API-Key', 'sk_test_new_user_no_devices_0000').expect(200);
+      const list = res.body as Array<Event & { sample: boolean }>;
+      expect(list.map((e) => e.type).sort()).toEqual(['device.offline', 'device.online']);
+      expectConsistent(list);
+    } finally {
+      await other.close();
+    }
   });
 
   test('samples are not written to the event log', async () => {

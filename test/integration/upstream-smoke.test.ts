@@ -8,7 +8,7 @@ let upstream: FakeUpstream;
 let t: TestApp;
 beforeAll(async () => {
   upstream = await new FakeUpstream(catalog()).start();
-  t = buildTestApp({ env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl } });
+  t = await buildTestApp({ env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl } });
 });
 afterAll(async () => {
   await t.close();

@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { hashKey } from '../../src/auth/keys.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { testEngine } from '../helpers/engine.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
@@ -40,7 +41,7 @@ interface Rig {
 const rigs: Rig[] = [];
 let tmp: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-upstream-triggers-'));
 });
 
@@ -52,7 +53,7 @@ afterEach(async () => {
   }
 });
 
-afterAll(() => {
+afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -60,7 +61,7 @@ async function rig(options: { dataset?: unknown; databasePath?: string; env?: Re
   const upClock = new ManualClock(Date.now());
   const upstream = await new FakeUpstream(options.dataset ?? catalog(), upClock).start();
   const receiver = await new Receiver().start();
-  const t = buildTestApp({
+  const t = await buildTestApp({
     clock: new ManualClock(Date.now()),
     databasePath: options.databasePath,
     env: {
@@ -83,15 +84,21 @@ async function subscribe(r: Rig, key = keys.ana): Promise<{ id: string; secret: 
   return res.body;
 }
 
-function watchRow(r: Rig, key = keys.ana): { key_cipher: string | null; baseline_at: number | null; paused_reason: string | null } | undefined {
-  return r.t.db.prepare('SELECT key_cipher, baseline_at, paused_reason FROM watches WHERE key_hash = ?').get(hashKey(key)) as never;
+interface WatchRow {
+  key_cipher: string | null;
+  baseline_at: number | null;
+  paused_reason: string | null;
+}
+
+async function watchRow(r: Rig, key = keys.ana): Promise<WatchRow | undefined> {
+  return r.t.one<WatchRow>('SELECT key_cipher, baseline_at, paused_reason FROM watches WHERE key_hash = ?', hashKey(key));
 }
 
 /** Sets a fresh heartbeat (the upstream's "now") on a device in the upstream's catalog. */
-function heartbeat(r: Rig, deviceId: string): string {
+async function heartbeat(r: Rig, deviceId: string): Promise<string> {
   const at = formatMicros(r.upClock.now() * 1000);
-  const { changes } = r.upstream.inner.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(at, deviceId);
-  expect(changes).toBe(1);
+  const updated = await r.upstream.inner.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ? RETURNING id', at, deviceId);
+  expect(updated).toHaveLength(1);
   return at;
 }
 
@@ -121,9 +128,9 @@ describe('enrolment and transitions', () => {
       authorization: `Bearer ${keys.ana}`,
       requestId: 'req-enrol-1',
     });
-    expect(watchRow(r)?.baseline_at).toEqual(expect.any(Number));
+    expect((await watchRow(r))?.baseline_at).toEqual(expect.any(Number));
     // The baseline is Ana's four devices, stored under the key's hash.
-    expect(r.t.db.prepare('SELECT count(*) FROM device_snapshots WHERE key_hash = ?').pluck().get(hashKey(keys.ana))).toBe(4);
+    expect((await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', hashKey(keys.ana)))).toBe(4);
 
     // Already baselined: a second call within the device cache TTL answers from the log without asking the upstream.
     await request(r.t.app).get('/v1/triggers/device-status').set('Authorization', `Bearer ${keys.ana}`).expect(200, []);
@@ -158,7 +165,7 @@ describe('enrolment and transitions', () => {
     expect(await r.t.services.deliverer.runOnce()).toBe(0);
 
     r.upClock.advance(60_000);
-    const fresh = heartbeat(r, frontCounter);
+    const fresh = await heartbeat(r, frontCounter);
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
     await r.t.services.deliverer.runOnce();
     expect(r.receiver.received).toHaveLength(2);
@@ -177,6 +184,8 @@ describe('enrolment and transitions', () => {
     ]);
   });
 
+  // Every row of every table on both engines; the raw database files (and a WAL checkpoint)
+  // only on SQLite, where the database is files this process can read.
   test('the upstream key is stored sealed: no table and no database file holds it in plain text', async () => {
     const dir = mkdtempSync(join(tmp, 'sealed-'));
     const r = await rig({ databasePath: join(dir, 'connector.db') });
@@ -187,7 +196,8 @@ describe('enrolment and transitions', () => {
     await r.t.services.deliverer.runOnce();
     expect(r.receiver.received).toHaveLength(1); // every table has rows: watch, snapshot, event, delivery, attempt
 
-    const watch = watchRow(r)!;
+    const watch = (await watchRow(r))!;
+    expect(watch).toBeDefined();
     expect(watch.key_cipher).toMatch(/^v1\./);
     expect(watch.key_cipher).not.toContain(keys.ana);
     // It is the key, sealed: the connector can open it (and only that way get it back).
@@ -195,10 +205,19 @@ describe('enrolment and transitions', () => {
 
     const needles = [keys.ana, hook.secret, hook.secret.slice('whsec_'.length)];
     const hits: string[] = [];
-    const tables = r.t.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
+    // Every table of the app's database. PostgreSQL: the tables of the app's schema, from the
+    // catalog (Kysely's introspector reads every schema of the shared test database, and fails
+    // when another run drops one meanwhile).
+    const tables =
+      testEngine === 'sqlite'
+        ? (await r.t.db.kysely.introspection.getTables()).filter((table) => !table.isView).map((table) => table.name)
+        : (await r.t.all<{ name: string }>(
+            `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')`,
+          )).map((row) => row.name);
     expect(tables).toEqual(expect.arrayContaining(['watches', 'hooks', 'events', 'deliveries', 'delivery_attempts', 'device_snapshots']));
     for (const table of tables) {
-      for (const row of r.t.db.prepare(`SELECT * FROM "${table}"`).all() as Array<Record<string, unknown>>) {
+      for (const row of (await r.t.all(`SELECT * FROM "${table}"`)) as Array<Record<string, unknown>>) {
         for (const [column, value] of Object.entries(row)) {
           const text = Buffer.isBuffer(value) ? value.toString('latin1') : String(value);
           for (const needle of needles) if (text.includes(needle)) hits.push(`${table}.${column}`);
@@ -206,6 +225,7 @@ describe('enrolment and transitions', () => {
       }
     }
     expect(hits).toEqual([]);
+    if (testEngine !== 'sqlite') return; // PostgreSQL's files belong to its server
 
     // The raw bytes too: the database, its WAL and shared-memory files, before and after a checkpoint.
     const scanFiles = () => {
@@ -220,7 +240,7 @@ describe('enrolment and transitions', () => {
     };
     expect(readdirSync(dir)).toContain('connector.db');
     expect(scanFiles()).toEqual([]);
-    r.t.db.pragma('wal_checkpoint(TRUNCATE)');
+    await r.t.all('PRAGMA wal_checkpoint(TRUNCATE)');
     expect(scanFiles()).toEqual([]);
   });
 });
@@ -232,7 +252,7 @@ describe('keys the upstream rejects', () => {
     r.upstream.failAlways({ pathPrefix: '/devices', status: 401, body: { message: 'Key revoked' } });
 
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 1 });
-    expect(watchRow(r)?.paused_reason).toContain('Key revoked');
+    expect((await watchRow(r))?.paused_reason).toContain('Key revoked');
 
     // The rejection is remembered for the verdict TTL: answered locally, not re-sent upstream.
     const callsBefore = r.upstream.calls.length;
@@ -244,7 +264,7 @@ describe('keys the upstream rejects', () => {
     r.t.clock.advance(verdictTtlMs + 1000);
     await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
     await request(r.t.app).get('/v1/events').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
-    const stored = r.t.services.hooks.list(hashKey(keys.ana));
+    const stored = await r.t.services.hooks.list(hashKey(keys.ana));
     expect(stored).toEqual([expect.objectContaining({ id: hook.id, status: 'paused', status_reason: expect.stringContaining('Key revoked') })]);
     expect(JSON.stringify(stored)).not.toContain(keys.ana);
 
@@ -256,15 +276,15 @@ describe('keys the upstream rejects', () => {
 
     // A trigger call while the upstream still refuses the key relays the 401 and keeps everything paused.
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
-    expect(watchRow(r)?.paused_reason).toContain('Key revoked');
-    expect(r.t.services.hooks.get(hashKey(keys.ana), hook.id).status).toBe('paused');
+    expect((await watchRow(r))?.paused_reason).toContain('Key revoked');
+    expect((await r.t.services.hooks.get(hashKey(keys.ana), hook.id)).status).toBe('paused');
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
 
     // The upstream accepts the key again: the next trigger call (after the verdict TTL) resumes the watch.
     r.upstream.failAlways(null);
     r.t.clock.advance(verdictTtlMs + 1000);
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
-    expect(watchRow(r)?.paused_reason).toBeNull();
+    expect((await watchRow(r))?.paused_reason).toBeNull();
     const resumed = await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
     expect(resumed.body).toEqual([expect.objectContaining({ id: hook.id, status: 'active', status_reason: null })]);
 
@@ -283,7 +303,7 @@ describe('keys the upstream rejects', () => {
 
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 1 });
     expect(r.upstream.callsTo('/devices').length).toBeGreaterThanOrEqual(2); // the baseline + the failed round
-    expect(watchRow(r)?.paused_reason).toBeNull();
+    expect((await watchRow(r))?.paused_reason).toBeNull();
     const listed = await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
     expect(listed.body).toEqual([expect.objectContaining({ status: 'active', status_reason: null })]);
     expect(await r.t.services.deliverer.runOnce()).toBe(0);
@@ -299,8 +319,8 @@ describe('keys the upstream rejects', () => {
     const r = await rig();
     r.upstream.failNext({ pathPrefix: '/devices', status: 401, body: { message: 'Key revoked' } });
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
-    expect(watchRow(r)).toBeUndefined();
-    expect(r.t.db.prepare('SELECT count(*) FROM device_snapshots').pluck().get()).toBe(0);
+    expect(await watchRow(r)).toBeUndefined();
+    expect((await r.t.value('SELECT count(*) FROM device_snapshots'))).toBe(0);
     expect(r.upstream.callsTo('/devices')).toHaveLength(1);
     // Remembered for the verdict TTL: the second call is answered without the upstream.
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
@@ -314,14 +334,14 @@ describe('keys the upstream rejects', () => {
     const unknown = 'sk_test_nobody_knows_this_key_00';
     await request(r.t.app).post('/v1/hooks').set('X-API-Key', unknown).send({ target_url: r.receiver.url }).expect(401, { message: 'Invalid API key' });
     expect(r.upstream.callsTo('/devices')[0]?.authorization).toBe(`Bearer ${unknown}`);
-    expect(r.t.db.prepare('SELECT count(*) FROM hooks').pluck().get()).toBe(0);
-    expect(watchRow(r, unknown)).toBeUndefined();
+    expect((await r.t.value('SELECT count(*) FROM hooks'))).toBe(0);
+    expect(await watchRow(r, unknown)).toBeUndefined();
   });
 
   test('a key the upstream refuses device access (403) gets the 403 relayed and no watch is kept', async () => {
     const r = await rig();
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.anaMenuOnly).expect(403, { message: 'Invalid scopes' });
-    expect(watchRow(r, keys.anaMenuOnly)).toBeUndefined();
+    expect(await watchRow(r, keys.anaMenuOnly)).toBeUndefined();
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
   });
 });
@@ -346,7 +366,7 @@ describe('paging', () => {
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
     const pagesOf = (calls: typeof r.upstream.calls) => calls.filter((c) => c.query.page_size === '1000').map((c) => c.query.page).sort();
     expect(pagesOf(r.upstream.callsTo('/devices'))).toEqual(['1', '2', '3']);
-    expect(r.t.db.prepare('SELECT count(*) FROM device_snapshots').pluck().get()).toBe(2500);
+    expect((await r.t.value('SELECT count(*) FROM device_snapshots'))).toBe(2500);
 
     for (let round = 0; round < 10; round += 1) {
       r.upstream.calls.length = 0;

@@ -22,8 +22,8 @@ const apps: TestApp[] = [];
 const servers: Server[] = [];
 
 /** A connector in upstream mode for both areas, with fast timeouts unless overridden. */
-function connector(env: Record<string, string> = {}): TestApp {
-  const t = buildTestApp({
+async function connector(env: Record<string, string> = {}): Promise<TestApp> {
+  const t = await buildTestApp({
     env: {
       DEVICE_API_URL: upstream.baseUrl,
       MENU_API_URL: upstream.baseUrl,
@@ -93,10 +93,10 @@ const apiKey = (key: string) => ({ 'X-API-Key': key });
 
 beforeAll(async () => {
   upstream = await new FakeUpstream(catalog()).start();
-  embedded = buildTestApp({ dataset: catalog() });
+  embedded = await buildTestApp({ dataset: catalog() });
 });
 
-beforeEach(() => {
+beforeEach(async () => {
   upstream.reset();
 });
 
@@ -133,8 +133,8 @@ describe('same contract as embedded mode', () => {
 
   // One connector without caches, so every comparison really goes upstream.
   let uncached: TestApp;
-  beforeAll(() => {
-    uncached = connector({ OPTIONS_CACHE_TTL_MS: '0', DEVICE_CACHE_TTL_MS: '0' });
+  beforeAll(async () => {
+    uncached = await connector({ OPTIONS_CACHE_TTL_MS: '0', DEVICE_CACHE_TTL_MS: '0' });
   });
 
   test.each(devicePaths)('device area %s answers exactly like embedded mode', async (path) => {
@@ -162,7 +162,7 @@ describe('same contract as embedded mode', () => {
   });
 
   test('device list: total counts all matches, paging, ids upper case, filters forwarded', async () => {
-    const t = connector();
+    const t = await connector();
     const all = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
     expect(all.body.total).toBe(4);
     expect(all.body.data.map((d: Json) => d.id)).toEqual([
@@ -184,7 +184,7 @@ describe('same contract as embedded mode', () => {
   });
 
   test('single device: lower-case id, microsecond timestamps kept exactly', async () => {
-    const t = connector();
+    const t = await connector();
     const one = await request(t.app).get('/devices/A4:83:E7:1F:2B:01').set(bearer(keys.ana)).expect(200);
     expect(one.body.id).toBe('a4:83:e7:1f:2b:01');
     expect(one.body.registered_at).toBe('2025-01-10T09:00:00.123456Z');
@@ -197,7 +197,7 @@ describe('same contract as embedded mode', () => {
   });
 
   test('upstream timestamps are normalised to six digits in UTC without losing microseconds; unknown fields dropped', async () => {
-    const t = connector();
+    const t = await connector();
     upstream.failNext({
       status: 200,
       pathPrefix: '/devices/',
@@ -218,7 +218,7 @@ describe('same contract as embedded mode', () => {
   });
 
   test('/v1/menus and /v1/groups envelopes with totals equal to their arrays', async () => {
-    const t = connector();
+    const t = await connector();
     const menus = await request(t.app).get('/v1/menus').set(apiKey(keys.ana)).expect(200);
     expect(menus.body.metadata).toEqual({ menus: { total: 2 } });
     expect(menus.body.menus.map((m: Json) => m.id)).toEqual([menuIds.allDay, menuIds.breakfast]);
@@ -237,7 +237,7 @@ describe('same contract as embedded mode', () => {
   });
 
   test('/v1/menus accepts a bare array; a missing group count is taken from /v1/groups; extra fields dropped', async () => {
-    const t = connector();
+    const t = await connector();
     upstream.failNext({
       status: 200,
       pathPrefix: '/v1/menus',
@@ -254,12 +254,12 @@ describe('same contract as embedded mode', () => {
 
   test('/v1/menus accepts { "data": [...] } and { "items": [...] }', async () => {
     const record = { id: menuIds.allDay, name: 'All day', description: 'x', tags: ['a'], metadata: { groups: { total: 7 } } };
-    const t1 = connector();
+    const t1 = await connector();
     upstream.failNext({ status: 200, pathPrefix: '/v1/menus', body: { data: [record] } });
     const viaData = await request(t1.app).get('/v1/menus').set(apiKey(keys.ana)).expect(200);
     expect(viaData.body).toEqual({ metadata: { menus: { total: 1 } }, menus: [record] });
 
-    const t2 = connector();
+    const t2 = await connector();
     upstream.failNext({ status: 200, pathPrefix: '/v1/menus', body: { items: [record] } });
     const viaItems = await request(t2.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     expect(viaItems.body).toEqual([['All day', menuIds.allDay]]);
@@ -268,7 +268,7 @@ describe('same contract as embedded mode', () => {
 
 describe('keys are forwarded per area, with the request id', () => {
   test('device area: Bearer, never X-API-Key', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/devices').set(bearer(keys.ana)).set('X-Request-Id', 'fwd-dev-1').expect(200);
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).set('X-Request-Id', 'fwd-dev-2').expect(200);
     const calls = upstream.callsTo('/devices');
@@ -279,7 +279,7 @@ describe('keys are forwarded per area, with the request id', () => {
   });
 
   test('menu area: X-API-Key, never Authorization', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/v1/menus').set(apiKey(keys.ana)).set('X-Request-Id', 'fwd-menu-1').expect(200);
     await request(t.app).get('/v1/groups').set(apiKey(keys.ana)).set('X-Request-Id', 'fwd-menu-2').expect(200);
     const menus = upstream.callsTo('/v1/menus');
@@ -289,7 +289,7 @@ describe('keys are forwarded per area, with the request id', () => {
   });
 
   test('device options given X-API-Key reach the device area as Bearer, paging by 1000', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/v1/devices/options').set(apiKey(keys.ana)).expect(200);
     const [call] = upstream.callsTo('/devices');
     expect(call).toMatchObject({ authorization: `Bearer ${keys.ana}`, apiKey: undefined });
@@ -297,7 +297,7 @@ describe('keys are forwarded per area, with the request id', () => {
   });
 
   test('without an incoming X-Request-Id the generated one is forwarded', async () => {
-    const t = connector();
+    const t = await connector();
     const res = await request(t.app).get('/v1/menus').set(apiKey(keys.ana)).expect(200);
     const id = res.headers['x-request-id'];
     expect(id).toEqual(expect.any(String));
@@ -305,7 +305,7 @@ describe('keys are forwarded per area, with the request id', () => {
   });
 
   test('answers are cached per key: another key makes its own upstream call and sees its own devices', async () => {
-    const t = connector();
+    const t = await connector();
     const ana = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
     const ben = await request(t.app).get('/devices').set(bearer(keys.ben)).expect(200);
     expect(ana.body.data.map((d: Json) => d.id)).not.toContain('A4:83:E7:1F:2B:04');
@@ -314,7 +314,7 @@ describe('keys are forwarded per area, with the request id', () => {
   });
 
   test('a malformed key is rejected without any upstream call', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/devices').set(bearer('short')).expect(401, { message: 'Invalid API key' });
     await request(t.app).get('/v1/menus').set(apiKey('has space in the middle!')).expect(401, { message: 'Invalid API key' });
     await request(t.app).get('/v1/me').set(apiKey('x'.repeat(257))).expect(401, { message: 'Invalid API key' });
@@ -322,7 +322,7 @@ describe('keys are forwarded per area, with the request id', () => {
   });
 
   test('a missing key is answered locally', async () => {
-    const t = connector();
+    const t = await connector();
     const res = await request(t.app).get('/devices').expect(401, { message: 'Missing API key' });
     expect(res.headers['www-authenticate']).toBe('Bearer');
     await request(t.app).get('/v1/menus/options').expect(401, { message: 'Missing API key' });
@@ -332,7 +332,7 @@ describe('keys are forwarded per area, with the request id', () => {
 
 describe('single-flight', () => {
   test('200 concurrent cold requests for /v1/menus/options make exactly 1 upstream call and get the same body', async () => {
-    const t = connector();
+    const t = await connector();
     const base = await listen(t);
     upstream.latencyMs = 100;
     const results = await Promise.all(
@@ -352,7 +352,7 @@ describe('single-flight', () => {
   });
 
   test('concurrent cold requests on the device route share one upstream call', async () => {
-    const t = connector();
+    const t = await connector();
     const base = await listen(t);
     upstream.latencyMs = 50;
     const bodies = await Promise.all(
@@ -365,7 +365,7 @@ describe('single-flight', () => {
 
 describe('retries', () => {
   test('503 then 200: success after one retry, the same X-Request-Id on both attempts', async () => {
-    const t = connector({ UPSTREAM_RETRIES: '2' });
+    const t = await connector({ UPSTREAM_RETRIES: '2' });
     upstream.failNext({ status: 503, pathPrefix: '/devices' });
     const res = await request(t.app).get('/devices').set(bearer(keys.ana)).set('X-Request-Id', 'retry-req-1').expect(200);
     expect(res.body.total).toBe(4);
@@ -376,7 +376,7 @@ describe('retries', () => {
   });
 
   test('a 5xx on the menu options path is retried too', async () => {
-    const t = connector();
+    const t = await connector();
     upstream.failNext({ status: 502, pathPrefix: '/v1/menus' });
     const res = await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).set('X-Request-Id', 'retry-req-2').expect(200);
     expect(res.body).toHaveLength(2);
@@ -384,7 +384,7 @@ describe('retries', () => {
   });
 
   test('429 with Retry-After: 1 → the second attempt waits about a second, then succeeds', async () => {
-    const t = connector({ UPSTREAM_TIMEOUT_MS: '2000' });
+    const t = await connector({ UPSTREAM_TIMEOUT_MS: '2000' });
     upstream.failNext({ status: 429, headers: { 'Retry-After': '1' }, body: { message: 'Slow down' }, pathPrefix: '/v1/menus' });
     const started = Date.now();
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
@@ -395,7 +395,7 @@ describe('retries', () => {
   });
 
   test('a Retry-After longer than the timeout is not waited for: 502 with Retry-After, one call', async () => {
-    const t = connector({ UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_RETRIES: '2' });
+    const t = await connector({ UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_RETRIES: '2' });
     upstream.failNext({ status: 503, headers: { 'Retry-After': '30' }, pathPrefix: '/v1/menus' });
     const started = Date.now();
     const res = await request(t.app).get('/v1/menus').set(apiKey(keys.ana)).expect(502, { message: 'Upstream unavailable' });
@@ -405,7 +405,7 @@ describe('retries', () => {
   });
 
   test('a hanging upstream → 504 Upstream timeout within timeout × attempts (+ backoff)', async () => {
-    const t = connector({ UPSTREAM_TIMEOUT_MS: '200', UPSTREAM_RETRIES: '1' });
+    const t = await connector({ UPSTREAM_TIMEOUT_MS: '200', UPSTREAM_RETRIES: '1' });
     upstream.failAlways({ hang: true });
     const started = Date.now();
     const res = await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(504);
@@ -417,7 +417,7 @@ describe('retries', () => {
   });
 
   test('one hang then an answer: the retry succeeds', async () => {
-    const t = connector({ UPSTREAM_TIMEOUT_MS: '200', UPSTREAM_RETRIES: '1' });
+    const t = await connector({ UPSTREAM_TIMEOUT_MS: '200', UPSTREAM_RETRIES: '1' });
     upstream.failNext({ hang: true, pathPrefix: '/devices' });
     const res = await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(200);
     expect(res.body.id).toBe('a4:83:e7:1f:2b:01');
@@ -425,21 +425,21 @@ describe('retries', () => {
   });
 
   test('5xx on every attempt → 502 after 1 + UPSTREAM_RETRIES calls', async () => {
-    const t = connector({ UPSTREAM_RETRIES: '2' });
+    const t = await connector({ UPSTREAM_RETRIES: '2' });
     upstream.failAlways({ status: 500, pathPrefix: '/devices' });
     await request(t.app).get('/devices').set(bearer(keys.ana)).expect(502, { message: 'Upstream unavailable' });
     expect(upstream.callsTo('/devices')).toHaveLength(3);
   });
 
   test('a redirect is not followed: 502, one call', async () => {
-    const t = connector({ UPSTREAM_RETRIES: '2' });
+    const t = await connector({ UPSTREAM_RETRIES: '2' });
     upstream.failNext({ status: 302, headers: { Location: 'http://127.0.0.1:1/elsewhere' }, pathPrefix: '/devices' });
     await request(t.app).get('/devices').set(bearer(keys.ana)).expect(502, { message: 'Upstream unavailable' });
     expect(upstream.calls).toHaveLength(1);
   });
 
   test('UPSTREAM_RETRIES=0 makes exactly one attempt', async () => {
-    const t = connector({ UPSTREAM_RETRIES: '0' });
+    const t = await connector({ UPSTREAM_RETRIES: '0' });
     upstream.failAlways({ status: 503 });
     await request(t.app).get('/v1/groups').set(apiKey(keys.ana)).expect(502, { message: 'Upstream unavailable' });
     expect(upstream.calls).toHaveLength(1);
@@ -447,7 +447,7 @@ describe('retries', () => {
 
   test('an upstream that refuses connections → 502 Upstream unavailable', async () => {
     const port = await closedPort();
-    const t = buildTestApp({ env: { DEVICE_API_URL: `http://127.0.0.1:${port}`, UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_RETRIES: '1' } });
+    const t = await buildTestApp({ env: { DEVICE_API_URL: `http://127.0.0.1:${port}`, UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_RETRIES: '1' } });
     apps.push(t);
     await request(t.app).get('/devices').set(bearer(keys.ana)).expect(502, { message: 'Upstream unavailable' });
   });
@@ -458,14 +458,14 @@ describe('retries', () => {
     [403, { message: 'Invalid scopes' }, 403, 'Invalid scopes'],
     [404, { message: 'Device not found' }, 404, 'Device not found'],
   ])('upstream %i is not retried and is relayed with its message', async (status, body, expected, message) => {
-    const t = connector({ UPSTREAM_RETRIES: '3' });
+    const t = await connector({ UPSTREAM_RETRIES: '3' });
     upstream.failNext({ status, body, pathPrefix: '/devices' });
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(expected, { message });
     expect(upstream.callsTo('/devices')).toHaveLength(1);
   });
 
   test('an upstream error without a message gets the contract message', async () => {
-    const t = connector();
+    const t = await connector();
     upstream.failNext({ status: 404, body: { error: 'nope' }, pathPrefix: '/devices' });
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(404, { message: 'Not found' });
     upstream.failNext({ status: 401, body: '<html>401</html>', pathPrefix: '/v1/menus' });
@@ -491,7 +491,7 @@ describe('bodies are validated', () => {
   ];
 
   test.each(cases)('%s → 502 Upstream unavailable, not retried', async (_name, path, headers, body) => {
-    const t = connector({ UPSTREAM_RETRIES: '2' });
+    const t = await connector({ UPSTREAM_RETRIES: '2' });
     const upstreamPath = path.startsWith('/devices') ? '/devices' : path;
     upstream.failNext({ status: 200, body, pathPrefix: upstreamPath });
     await request(t.app).get(path).set(headers).expect(502, { message: 'Upstream unavailable' });
@@ -499,7 +499,7 @@ describe('bodies are validated', () => {
   });
 
   test('an invalid body is not cached: the next request asks again and succeeds', async () => {
-    const t = connector();
+    const t = await connector();
     upstream.failNext({ status: 200, body: '<html>', pathPrefix: '/v1/menus' });
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(502);
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
@@ -509,7 +509,7 @@ describe('bodies are validated', () => {
 
 describe('relayed key verdicts', () => {
   test('upstream 401 "Key revoked" is relayed, remembered for OPTIONS_CACHE_TTL_MS, then the key is sent again', async () => {
-    const t = connector({ OPTIONS_CACHE_TTL_MS: '30000' });
+    const t = await connector({ OPTIONS_CACHE_TTL_MS: '30000' });
     upstream.failNext({ status: 401, body: { message: 'Key revoked' }, pathPrefix: '/devices' });
     await request(t.app).get('/devices').set(bearer(keys.ana)).expect(401, { message: 'Key revoked' });
     expect(upstream.calls).toHaveLength(1);
@@ -535,7 +535,7 @@ describe('relayed key verdicts', () => {
   });
 
   test('a real upstream rejection of an unknown key is relayed and remembered', async () => {
-    const t = connector();
+    const t = await connector();
     const unknown = 'sk_test_nobody_knows_me_0000000';
     await request(t.app).get('/v1/groups').set(apiKey(unknown)).expect(401, { message: 'Invalid API key' });
     await request(t.app).get('/v1/groups').set(apiKey(unknown)).expect(401, { message: 'Invalid API key' });
@@ -543,14 +543,14 @@ describe('relayed key verdicts', () => {
   });
 
   test('upstream 403 (key lacks the scope) is relayed', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/devices').set(bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes' });
     await request(t.app).get('/v1/devices/options').set(apiKey(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes' });
     await request(t.app).get('/v1/menus').set(apiKey(keys.anaMenuOnly)).expect(200);
   });
 
   test('upstream 404 Device not found is relayed for an inaccessible or unknown device', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/devices/A4:83:E7:1F:2B:04').set(bearer(keys.ana)).expect(404, { message: 'Device not found' });
     await request(t.app).get('/devices/ff:ff:ff:ff:ff:ff').set(bearer(keys.ana)).expect(404, { message: 'Device not found' });
     expect(upstream.callsTo('/devices/').map((c) => decodeURIComponent(c.path))).toEqual([
@@ -560,7 +560,7 @@ describe('relayed key verdicts', () => {
   });
 
   test('an unknown or foreign menu id in upstream mode is 404 Menu not found', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get(`/v1/menus/${menuIds.otherAccount}/groups/options`).set(apiKey(keys.ana)).expect(404, { message: 'Menu not found' });
     await request(t.app).get('/v1/menus/no-such-menu/groups/options').set(apiKey(keys.ana)).expect(404, { message: 'Menu not found' });
   });
@@ -568,7 +568,7 @@ describe('relayed key verdicts', () => {
 
 describe('caching', () => {
   test('stale-if-error: past 2×TTL with the upstream down → the old body marked STALE; past 10×TTL → 502', async () => {
-    const t = connector({ OPTIONS_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
+    const t = await connector({ OPTIONS_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
     const warm = await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     expect(warm.headers['x-cache']).toBe('MISS');
     expect(upstream.calls).toHaveLength(1);
@@ -590,7 +590,7 @@ describe('caching', () => {
   });
 
   test('stale-if-error is for an upstream that is down, not for its verdicts: 401 and 404 are relayed', async () => {
-    const t = connector({ OPTIONS_CACHE_TTL_MS: '1000', DEVICE_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
+    const t = await connector({ OPTIONS_CACHE_TTL_MS: '1000', DEVICE_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ben)).expect(200);
     t.clock.advance(3_000);
@@ -601,7 +601,7 @@ describe('caching', () => {
   });
 
   test('a 404 met by a background refresh drops the stale copy', async () => {
-    const t = connector({ DEVICE_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
+    const t = await connector({ DEVICE_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
     const path = '/devices/a4:83:e7:1f:2b:05';
     await request(t.app).get(path).set(bearer(keys.ana)).expect(200);
     t.clock.advance(1_500);
@@ -620,7 +620,7 @@ describe('caching', () => {
   });
 
   test('stale-if-error with a hanging upstream, then 504 when too old', async () => {
-    const t = connector({ OPTIONS_CACHE_TTL_MS: '1000', UPSTREAM_TIMEOUT_MS: '100', UPSTREAM_RETRIES: '0' });
+    const t = await connector({ OPTIONS_CACHE_TTL_MS: '1000', UPSTREAM_TIMEOUT_MS: '100', UPSTREAM_RETRIES: '0' });
     const warm = await request(t.app).get(`/v1/menus/${menuIds.allDay}/groups/options`).set(apiKey(keys.ana)).expect(200);
     upstream.failAlways({ hang: true });
     t.clock.advance(5_000);
@@ -632,7 +632,7 @@ describe('caching', () => {
   });
 
   test('stale-if-error on the device route (DEVICE_CACHE_TTL_MS)', async () => {
-    const t = connector({ DEVICE_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
+    const t = await connector({ DEVICE_CACHE_TTL_MS: '1000', UPSTREAM_RETRIES: '0' });
     const warm = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
     upstream.failAlways({ status: 500 });
     t.clock.advance(3_000);
@@ -643,7 +643,7 @@ describe('caching', () => {
   });
 
   test('HIT within TTL; past TTL a STALE answer and one background refetch; past 2×TTL a synchronous refetch', async () => {
-    const t = connector({ OPTIONS_CACHE_TTL_MS: '1000' });
+    const t = await connector({ OPTIONS_CACHE_TTL_MS: '1000' });
     const path = '/v1/menus/options';
     const first = await request(t.app).get(path).set(apiKey(keys.ana)).expect(200);
     expect(first.headers['x-cache']).toBe('MISS');
@@ -682,7 +682,7 @@ describe('caching', () => {
   });
 
   test('the device route refetches after DEVICE_CACHE_TTL_MS', async () => {
-    const t = connector({ DEVICE_CACHE_TTL_MS: '1000' });
+    const t = await connector({ DEVICE_CACHE_TTL_MS: '1000' });
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(200);
     await request(t.app).get('/devices/A4:83:E7:1F:2B:01').set(bearer(keys.ana)).expect(200);
     expect(upstream.callsTo('/devices')).toHaveLength(1);
@@ -692,7 +692,7 @@ describe('caching', () => {
   });
 
   test('OPTIONS_CACHE_TTL_MS=0 caches nothing', async () => {
-    const t = connector({ OPTIONS_CACHE_TTL_MS: '0' });
+    const t = await connector({ OPTIONS_CACHE_TTL_MS: '0' });
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     expect(upstream.callsTo('/v1/menus')).toHaveLength(2);
@@ -701,7 +701,7 @@ describe('caching', () => {
 
 describe('/v1/me in upstream mode', () => {
   test('→ {"key":{"scopes":null},"account":null} after the upstream accepted the key', async () => {
-    const t = connector();
+    const t = await connector();
     const res = await request(t.app).get('/v1/me').set(apiKey(keys.ana)).set('X-Request-Id', 'me-1').expect(200);
     expect(res.body).toEqual({ key: { scopes: null }, account: null });
     expect(upstream.calls.length).toBeGreaterThanOrEqual(1);
@@ -709,12 +709,12 @@ describe('/v1/me in upstream mode', () => {
   });
 
   test('also with a Bearer key', async () => {
-    const t = connector();
+    const t = await connector();
     await request(t.app).get('/v1/me').set(bearer(keys.ben)).expect(200, { key: { scopes: null }, account: null });
   });
 
   test('upstream 401 is relayed with its message', async () => {
-    const t = connector();
+    const t = await connector();
     upstream.failNext({ status: 401, body: { message: 'Key revoked' } });
     await request(t.app).get('/v1/me').set(apiKey(keys.ana)).expect(401, { message: 'Key revoked' });
     const unknown = 'sk_test_not_a_real_key_00000000';
@@ -722,7 +722,7 @@ describe('/v1/me in upstream mode', () => {
   });
 
   test('device upstream only: the key is checked against the device area; a 403 still means the key is known', async () => {
-    const t = buildTestApp({ env: { DEVICE_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '0' } });
+    const t = await buildTestApp({ env: { DEVICE_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '0' } });
     apps.push(t);
     await request(t.app).get('/v1/me').set(apiKey(keys.anaMenuOnly)).expect(200, { key: { scopes: null }, account: null });
     expect(upstream.callsTo('/devices')[0]).toMatchObject({ authorization: `Bearer ${keys.anaMenuOnly}` });
@@ -730,7 +730,7 @@ describe('/v1/me in upstream mode', () => {
   });
 
   test('upstream down → 502, not a success', async () => {
-    const t = connector({ UPSTREAM_RETRIES: '0' });
+    const t = await connector({ UPSTREAM_RETRIES: '0' });
     upstream.failAlways({ status: 503 });
     await request(t.app).get('/v1/me').set(apiKey(keys.ana)).expect(502, { message: 'Upstream unavailable' });
   });
@@ -738,14 +738,14 @@ describe('/v1/me in upstream mode', () => {
 
 describe('/readyz', () => {
   test('reports both upstreams ok', async () => {
-    const t = connector();
+    const t = await connector();
     const res = await request(t.app).get('/readyz').expect(200);
     expect(res.body.checks).toEqual({ database: 'ok', device_upstream: 'ok', menu_upstream: 'ok' });
   });
 
   test('an upstream on a closed port makes readyz 503 and names it', async () => {
     const port = await closedPort();
-    const t = buildTestApp({
+    const t = await buildTestApp({
       env: { DEVICE_API_URL: `http://127.0.0.1:${port}`, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '500' },
     });
     apps.push(t);
@@ -757,7 +757,7 @@ describe('/readyz', () => {
 
   test('an upstream that stopped: ready while it answered within the last minute, then 503', async () => {
     const other = await new FakeUpstream(catalog()).start();
-    const t = buildTestApp({ env: { DEVICE_API_URL: other.baseUrl, UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_RETRIES: '0' } });
+    const t = await buildTestApp({ env: { DEVICE_API_URL: other.baseUrl, UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_RETRIES: '0' } });
     apps.push(t);
     await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
     await other.stop();

@@ -10,7 +10,7 @@ let receiver: Receiver;
 beforeAll(async () => {
   receiver = await new Receiver().start();
   // Real wall-clock start: receivers check webhook-timestamp against their own clock.
-  t = buildTestApp({ clock: new ManualClock(Date.now()), dataset: catalog(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  t = await buildTestApp({ clock: new ManualClock(Date.now()), dataset: catalog(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
 });
 afterAll(async () => {
   await t.close();

@@ -5,14 +5,15 @@ import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
-import { installedZapierCore, zapierApp } from '../../src/export/zapier.js';
+import { installedZapierVersions, zapierApp, zapierCliNode } from '../../src/export/zapier.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { findNode22 } from '../helpers/node22.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -20,7 +21,8 @@ type Any = any;
 
 // The Zapier export (`npm run export -- zapier`): the generated app validates against
 // zapier-platform-schema and, run by zapier-platform-core's app tester, works against the
-// connector on a local port with the demo dataset.
+// connector on a local port with the demo dataset; the real Zapier CLI validates it and runs
+// the app's own tests (`zapier-platform test`) against the connector.
 
 const require = createRequire(import.meta.url);
 const demoKey = 'sk_demo_harbor_ana_all_0123456789';
@@ -40,23 +42,32 @@ let receiver: Receiver;
 const savedBaseUrl = process.env.CONNECTOR_BASE_URL;
 
 /**
- * Writes an app into `dir`. The folder gets a node_modules/zapier-platform-core link to this
- * project's copy, as `npm install` would give it, so `require('zapier-platform-core')` in the
- * generated code resolves outside the repository.
+ * Writes an app into `dir` and links what `npm install` would give it from this project's
+ * node_modules, so the app resolves its dependencies outside the repository.
  */
 function writeApp(dir: string, files: Map<string, string>): void {
   for (const [path, text] of files) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  linkCore(dir);
+  linkModules(dir);
 }
 
-function linkCore(dir: string): void {
-  const link = join(dir, 'node_modules', 'zapier-platform-core');
-  if (existsSync(link)) return;
-  mkdirSync(dirname(link), { recursive: true });
-  symlinkSync(join(projectRoot, 'node_modules', 'zapier-platform-core'), link, 'dir');
+function link(target: string, path: string): void {
+  if (existsSync(path)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  symlinkSync(target, path);
+}
+
+/** The app's dependencies and the bins npm would link (`node` only when a Node.js 22 is given). */
+function linkModules(dir: string, node22?: string): void {
+  const modules = join(dir, 'node_modules');
+  for (const name of ['zapier-platform-core', 'zapier-platform-cli', 'jest', '@jest/globals']) {
+    link(join(projectRoot, 'node_modules', name), join(modules, name));
+  }
+  link(join(modules, 'jest', 'bin', 'jest.js'), join(modules, '.bin', 'jest'));
+  link(join(modules, 'zapier-platform-cli', 'src', 'bin', 'run'), join(modules, '.bin', 'zapier-platform'));
+  if (node22) link(node22, join(modules, '.bin', 'node'));
 }
 
 const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { api_key: demoKey }, inputData: {}, meta: {}, ...extra });
@@ -73,7 +84,7 @@ beforeAll(async () => {
   receiver = await new Receiver().start();
   const dataset = JSON.parse(readFileSync(demoDatasetPath, 'utf8'));
   // Real wall-clock start: deliveries carry a webhook-timestamp.
-  t = buildTestApp({ dataset, clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  t = await buildTestApp({ dataset, clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   server = t.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -93,33 +104,61 @@ afterAll(async () => {
 });
 
 describe('the generated app', () => {
-  test('has package.json, index.js, lib/ and one file per trigger', () => {
+  test('is the runtime files of src/export/zapier-app copied as they are, plus definition.json and package.json', () => {
     const files = zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' });
     expect([...files.keys()].sort()).toEqual([
+      '.gitignore',
       'README.md',
+      'definition.json',
       'index.js',
+      'lib/app.js',
       'lib/connector.js',
-      'lib/triggers.js',
+      'lib/dropdown-trigger.js',
+      'lib/events.js',
+      'lib/hook-trigger.js',
+      'lib/polling-trigger.js',
+      'lib/signature.js',
+      'lib/types.d.ts',
       'package.json',
-      'triggers/device_offline.js',
-      'triggers/device_offline_polling.js',
-      'triggers/device_online.js',
-      'triggers/device_online_polling.js',
-      'triggers/devices_list.js',
-      'triggers/menu_groups_list.js',
-      'triggers/menus_list.js',
+      'test/authentication.test.js',
+      'test/dropdowns.test.js',
+      'test/harness.js',
+      'test/hooks.test.js',
+      'test/polling.test.js',
     ]);
+    const runtimeDir = join(projectRoot, 'src', 'export', 'zapier-app');
+    for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'test/hooks.test.js']) {
+      expect(files.get(path)).toBe(readFileSync(join(runtimeDir, path), 'utf8'));
+    }
+    expect(files.get('.gitignore')).toBe(readFileSync(join(runtimeDir, 'gitignore'), 'utf8'));
+    const definition = JSON.parse(files.get('definition.json')!);
+    expect(definition.connector).toEqual({ name: 'Signage Connector', defaultBaseUrl: 'https://connector.example.com', apiKeyHeader: 'X-API-Key' });
+    // Every placeholder of the README template is filled.
+    expect(files.get('README.md')).not.toMatch(/\{\{/);
+    expect(files.get('README.md')).toContain('https://connector.example.com');
+  });
+
+  test("package.json: exact zapier-platform-core, scripts that call zapier-platform, jest, and Node.js 22 for the CLI", () => {
+    const files = zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' });
+    const versions = installedZapierVersions();
     const pkg = JSON.parse(files.get('package.json')!);
-    expect(pkg).toMatchObject({
+    expect(pkg).toEqual({
       name: 'signage-connector-zapier',
       version: loadManifest().version,
+      description: loadManifest().description,
       main: 'index.js',
-      dependencies: { 'zapier-platform-core': installedZapierCore().version },
+      private: true,
+      scripts: { test: 'jest --testTimeout 10000', validate: 'zapier-platform validate', push: 'zapier-platform push' },
+      engines: { node: versions.nodeEngine },
+      dependencies: { 'zapier-platform-core': versions.core },
+      devDependencies: { '@jest/globals': versions.jest, jest: versions.jest, node: zapierCliNode, 'zapier-platform-cli': versions.cli },
     });
-    expect(pkg.dependencies['zapier-platform-core']).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(pkg.engines.node).toBeTruthy();
-    expect(files.get('lib/connector.js')).toContain('"https://connector.example.com"');
-    expect(files.get('index.js')).toContain("require('zapier-platform-core')");
+    expect(versions.core).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(versions.cli).toMatch(/^\d+\.\d+\.\d+$/);
+    // The CLI's own binary name: `zapier` is not what zapier-platform-cli installs.
+    const cli = require('zapier-platform-cli/package.json');
+    expect(Object.keys(cli.bin)).toEqual(['zapier-platform']);
+    expect(zapierCliNode).toMatch(/^22\./);
   });
 
   test('validates against zapier-platform-schema', () => {
@@ -181,11 +220,12 @@ describe('the generated app', () => {
 
 describe('run by zapier-platform-core against the connector', () => {
   test('the base URL comes from CONNECTOR_BASE_URL, else the one given at export', () => {
-    const lib = require(join(appDir, 'lib', 'connector.js'));
-    expect(lib.baseUrl()).toBe(base);
+    const { createConnector } = require(join(appDir, 'lib', 'connector.js'));
+    const connector = createConnector(require(join(appDir, 'definition.json')).connector);
+    expect(connector.baseUrl()).toBe(base);
     delete process.env.CONNECTOR_BASE_URL;
     try {
-      expect(lib.baseUrl()).toBe('https://connector.example.com');
+      expect(connector.baseUrl()).toBe('https://connector.example.com');
     } finally {
       process.env.CONNECTOR_BASE_URL = base;
     }
@@ -245,7 +285,7 @@ describe('run by zapier-platform-core against the connector', () => {
   test('REST hook: subscribe creates a hook, a delivery becomes the event, unsubscribe leaves no hook', async () => {
     const trigger = App.triggers.device_offline.operation;
     const keyHash = hashKey(demoKey);
-    expect(t.services.hooks.list(keyHash)).toEqual([]);
+    expect(await t.services.hooks.list(keyHash)).toEqual([]);
 
     const hook = await appTester(trigger.performSubscribe, bundle({ targetUrl: receiver.url, inputData: { device_ids: [frontCounter.toUpperCase()] } }));
     expect(hook).toMatchObject({ target_url: receiver.url, events: ['device.offline'], device_ids: [frontCounter], status: 'active' });
@@ -293,14 +333,14 @@ describe('run by zapier-platform-core against the connector', () => {
 
     const gone = await appTester(trigger.performUnsubscribe, bundle({ subscribeData: hook }));
     expect(gone).toEqual({ id: hook.id, unsubscribed: true });
-    expect(t.services.hooks.list(keyHash)).toEqual([]);
+    expect(await t.services.hooks.list(keyHash)).toEqual([]);
     await api('/v1/hooks').expect(200, []);
     // Unsubscribing again (Zapier retries) is not an error.
     await expect(appTester(trigger.performUnsubscribe, bundle({ subscribeData: hook }))).resolves.toEqual({ id: hook.id, unsubscribed: true });
   });
 
   test('polling trigger: [] at first (baseline), then the offline event with an id; performList returns it too', async () => {
-    const fresh = buildTestApp({
+    const fresh = await buildTestApp({
       dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')),
       clock: new ManualClock(Date.now()),
     });
@@ -334,7 +374,7 @@ describe('run by zapier-platform-core against the connector', () => {
       expect(await appTester(App.triggers.device_offline.operation.performList, bundle({ inputData: onlyFront }))).toEqual(events);
 
       // Front counter comes back: the online polling trigger sees it.
-      fresh.db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?').run(formatMicros(fresh.clock.now() * 1000), frontCounter);
+      await fresh.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(fresh.clock.now() * 1000), frontCounter);
       await fresh.services.poller.pollOnce();
       const online = await appTester(App.triggers.device_online_polling.operation.perform, bundle({ inputData: { device_ids: frontCounter } }));
       expect(online).toEqual([expect.objectContaining({ type: 'device.online', status: 'online', device: expect.objectContaining({ id: frontCounter }) })]);
@@ -347,7 +387,7 @@ describe('run by zapier-platform-core against the connector', () => {
   });
 
   test('performList falls back to samples of its own type when nothing happened yet', async () => {
-    const fresh = buildTestApp({ dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')), clock: new ManualClock(Date.now()) });
+    const fresh = await buildTestApp({ dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')), clock: new ManualClock(Date.now()) });
     const freshServer = fresh.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
     process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
@@ -407,11 +447,14 @@ describe('npm run export -- zapier', () => {
       expect(readFileSync(join(out, path), 'utf8')).toBe(text);
       expect(result.stdout).toContain(path);
     }
-    expect(result.stdout).toContain(`cd ${out} && npm install && zapier push`);
-    expect(readFileSync(join(out, 'lib', 'connector.js'), 'utf8')).toContain('"https://signage.example.com"');
+    expect(result.stdout).toContain(`cd ${out}\n  npm install`);
+    expect(result.stdout).toContain('npx zapier-platform validate --without-style');
+    expect(result.stdout).toContain('npx zapier-platform push');
+    expect(result.stdout).not.toMatch(/zapier push|zapier validate/);
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).connector.defaultBaseUrl).toBe('https://signage.example.com');
 
     // The written app loads and validates like the in-process one.
-    linkCore(out);
+    linkModules(out);
     const written = require(join(out, 'index.js'));
     const schemaTools = require('zapier-platform-core/src/tools/schema');
     expect(schemaTools.validateApp(schemaTools.compileApp(written))).toEqual([]);
@@ -421,7 +464,7 @@ describe('npm run export -- zapier', () => {
     const out = join(tmp, 'cli-default');
     const result = await run([exportCli, 'zapier', '--out', out]);
     expect(result.code).toBe(0);
-    expect(readFileSync(join(out, 'lib', 'connector.js'), 'utf8')).toContain('const DEFAULT_BASE_URL = "http://localhost:3000";');
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).connector.defaultBaseUrl).toBe('http://localhost:3000');
   });
 
   test.each([
@@ -439,4 +482,99 @@ describe('npm run export -- zapier', () => {
     expect(result.stderr).toContain('Usage: npm run export -- zapier --out <dir> [--base-url <url>]');
     expect(result.stdout).toBe('');
   });
+});
+
+// Resolved before the tests are declared, so that without a Node.js 22 the CLI tests are
+// reported as skipped, with the reason, and the app's tests still run (on this Node.js).
+const node22 = await findNode22();
+if (node22.reason) console.warn(`Zapier CLI tests skipped: no Node.js 22 (${node22.reason})`);
+const withCli = node22.path ? test : test.skip;
+const withoutCli = node22.path ? test.skip : test;
+
+describe("the app's own tests and the Zapier CLI, against the connector on a local port", () => {
+  let cliApp: string;
+  let connector: TestApp;
+  let connectorServer: Server;
+  let connectorBase: string;
+
+  beforeAll(async () => {
+    cliApp = join(tmp, 'cli-app');
+    // As `npm install` in the exported app leaves it: node_modules/.bin/node is Node.js 22.
+    writeApp(cliApp, zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' }));
+    linkModules(cliApp, node22.path);
+    connector = await buildTestApp({
+      dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')),
+      clock: new ManualClock(Date.now()),
+      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    });
+    connectorServer = connector.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => connectorServer.once('listening', () => resolve()));
+    connectorBase = `http://127.0.0.1:${(connectorServer.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    if (connectorServer) {
+      connectorServer.closeAllConnections();
+      await new Promise<void>((resolve) => connectorServer.close(() => resolve()));
+    }
+    await connector?.close();
+  });
+
+  /** Runs a command in the app's folder the way a user's shell would after `npm install`. */
+  const runInApp = (command: string, args: string[]): Promise<{ code: number | null; output: string }> =>
+    new Promise((resolve, reject) => {
+      const home = join(tmp, 'home');
+      mkdirSync(home, { recursive: true });
+      const child = spawn(command, args, {
+        cwd: cliApp,
+        env: {
+          PATH: `${join(cliApp, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
+          HOME: home,
+          CONNECTOR_BASE_URL: connectorBase,
+          CONNECTOR_API_KEY: demoKey,
+          TEST_TARGET_URL: receiver.url,
+          // Offline: no usage analytics to zapier.com, no update check.
+          DISABLE_ZAPIER_ANALYTICS: '1',
+          NO_UPDATE_NOTIFIER: '1',
+          NO_COLOR: '1',
+        },
+        timeout: 60_000,
+        killSignal: 'SIGKILL',
+      });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, output }));
+    });
+
+  const zapierPlatform = () => join(cliApp, 'node_modules', '.bin', 'zapier-platform');
+
+  /** Jest's summary counts every test of the app, none failed; and no test hook is left behind. */
+  const expectAppTestsPassed = async (output: string) => {
+    const summary = output.match(/Tests:\s+(\d+) passed, (\d+) total/);
+    expect(summary?.[1]).toBeDefined();
+    expect(summary?.[1]).toBe(summary?.[2]);
+    expect(Number(summary?.[1])).toBeGreaterThanOrEqual(15);
+    await request(connector.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
+  };
+
+  withCli('zapier-platform validate --without-style finds the app structurally sound', async () => {
+    const result = await runInApp(zapierPlatform(), ['validate', '--without-style']);
+    expect(result.output).toContain('This project is structurally sound!');
+    expect(result.code).toBe(0);
+  }, 60_000);
+
+  withCli("zapier-platform test --skip-validate runs the app's tests (npm test, jest), and they pass", async () => {
+    const result = await runInApp(zapierPlatform(), ['test', '--skip-validate']);
+    expect(result.output).toContain('npm run --silent test');
+    if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
+    await expectAppTestsPassed(result.output);
+  }, 90_000);
+
+  withoutCli("the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)", async () => {
+    const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--testTimeout', '10000']);
+    if (result.code !== 0) throw new Error(`the app's tests failed (${result.code}):\n${result.output}`);
+    await expectAppTestsPassed(result.output);
+  }, 90_000);
 });

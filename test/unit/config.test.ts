@@ -20,6 +20,7 @@ describe('defaults (CONTRACT 1)', () => {
       PORT: 3000,
       HOST: '0.0.0.0',
       DATABASE_PATH: 'data/connector.db',
+      DATABASE_POOL_SIZE: 10,
       UPSTREAM_TIMEOUT_MS: 5000,
       UPSTREAM_RETRIES: 2,
       OPTIONS_CACHE_TTL_MS: 30000,
@@ -29,13 +30,15 @@ describe('defaults (CONTRACT 1)', () => {
       WEBHOOK_TIMEOUT_MS: 10000,
       WEBHOOK_RETRY_SCHEDULE_MS: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
       WEBHOOK_ALLOW_PRIVATE_TARGETS: false,
+      WEBHOOK_TARGET_CONCURRENCY: 8,
       LOG_LEVEL: 'info',
+      LOG_FORMAT: 'auto',
     });
   });
 
   test('optional variables are unset by default', () => {
     const config = loadConfig({});
-    for (const name of ['DATASET', 'DEVICE_API_URL', 'MENU_API_URL', 'CONNECTOR_SECRET', 'PUBLIC_URL'] as const) {
+    for (const name of ['DATASET', 'DEVICE_API_URL', 'MENU_API_URL', 'CONNECTOR_SECRET', 'PUBLIC_URL', 'DATABASE_URL'] as const) {
       expect(config[name]).toBeUndefined();
     }
   });
@@ -103,6 +106,10 @@ describe('valid values', () => {
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: value }).WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(expected);
   });
 
+  test.each(['auto', 'pretty', 'json'] as const)('LOG_FORMAT=%s', (value) => {
+    expect(loadConfig({ LOG_FORMAT: value }).LOG_FORMAT).toBe(value);
+  });
+
   test.each(['DEVICE_API_URL', 'MENU_API_URL', 'PUBLIC_URL'] as const)('a trailing slash is stripped from %s', (name) => {
     expect(loadConfig({ [name]: 'https://up.example.com/' })[name]).toBe('https://up.example.com');
     expect(loadConfig({ [name]: 'https://up.example.com/api//' })[name]).toBe('https://up.example.com/api');
@@ -115,7 +122,7 @@ describe('valid values', () => {
       'PORT', 'HOST', 'DATABASE_PATH', 'DATASET', 'DEVICE_API_URL', 'MENU_API_URL', 'UPSTREAM_TIMEOUT_MS',
       'UPSTREAM_RETRIES', 'OPTIONS_CACHE_TTL_MS', 'DEVICE_CACHE_TTL_MS', 'HEARTBEAT_TIMEOUT_MS', 'POLL_INTERVAL_MS',
       'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'CONNECTOR_SECRET',
-      'LOG_LEVEL', 'PUBLIC_URL',
+      'LOG_LEVEL', 'LOG_FORMAT', 'PUBLIC_URL',
     ]) {
       env[name] = '';
     }
@@ -155,6 +162,8 @@ describe('invalid values stop with one line naming the variable', () => {
     ['WEBHOOK_RETRY_SCHEDULE_MS', '5000,,6000', /WEBHOOK_RETRY_SCHEDULE_MS/],
     ['WEBHOOK_RETRY_SCHEDULE_MS', '5000, 6000', /WEBHOOK_RETRY_SCHEDULE_MS/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of .*info/],
+    ['LOG_FORMAT', 'text', /LOG_FORMAT must be one of auto, pretty, json/],
+    ['LOG_FORMAT', 'JSON', /LOG_FORMAT must be one of auto, pretty, json/],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe', /WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false/],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes', /WEBHOOK_ALLOW_PRIVATE_TARGETS/],
   ])('%s=%j', (name, value, pattern) => {

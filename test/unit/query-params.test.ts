@@ -27,11 +27,11 @@ function problems(query: Record<string, string | string[]>) {
 
 describe('parseQuery', () => {
   test('defaults, conversions, unknown parameters ignored', () => {
-    expect(parseQuery(schema, { other: 'x', flag: 'false', n: ' 7 ', list: ['b, a', 'a,,c'] })).toEqual({
+    expect(parseQuery(schema, { other: 'x', flag: 'false', n: '7', list: ['b, a', ' a '] })).toEqual({
       flag: false,
       n: 7,
       kind: 'a',
-      list: ['b', 'a', 'c'],
+      list: ['b', 'a'],
     });
   });
 
@@ -46,7 +46,7 @@ describe('parseQuery', () => {
     ]);
   });
 
-  test.each(['', '1.5', '0x10', '-1', '11', 'abc', '9007199254740992'])('n=%p is a 400 naming n', (value) => {
+  test.each(['', '1.5', '0x10', '-1', '+1', '11', 'abc', '9007199254740992', ' 7', '7 ', ' 7 ', '\t7', '7\n', '1e1'])('n=%p is a 400 naming n', (value) => {
     expect(problems({ n: value })).toEqual([{ path: 'n', message: 'n must be an integer from 1 to 10' }]);
   });
 
@@ -60,5 +60,16 @@ describe('parseQuery', () => {
     for (const value of ['', ',', ' , ', ['', '']]) {
       expect(problems({ list: value })).toEqual([{ path: 'list', message: 'list must list 1 to 3 comma-separated values' }]);
     }
+  });
+
+  test('an empty value inside a list is an error, not skipped', () => {
+    for (const value of ['a,,b', 'a,', ',a', 'a, ,b', ['a', '']]) {
+      expect(problems({ list: value })).toEqual([{ path: 'list', message: 'list must not contain an empty value' }]);
+    }
+  });
+
+  test('the maximum counts the values given, duplicates included; duplicates are then dropped', () => {
+    expect(problems({ list: 'a,b,a,b' })).toEqual([{ path: 'list', message: 'list must list 1 to 3 comma-separated values' }]);
+    expect(parseQuery(schema, { list: 'a,b,a' }).list).toEqual(['a', 'b']);
   });
 });

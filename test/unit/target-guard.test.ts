@@ -37,6 +37,26 @@ describe('isForbiddenAddress', () => {
     ['64:ff9b::7f00:1', 'NAT64 of 127.0.0.1'],
     ['::127.0.0.1', 'IPv4-compatible loopback'],
     ['::a00:1', 'IPv4-compatible private, hex'],
+    ['::808:808', 'IPv4-compatible, even of a public address (deprecated, not routed)'],
+    ['64:ff9b:1::7f00:1', 'local-use NAT64 64:ff9b:1::/48 (127.0.0.1)'],
+    ['64:ff9b:1::808:808', 'local-use NAT64, even of a public address (its translation is local policy)'],
+    ['2002:7f00:1::', '6to4 2002::/16 of 127.0.0.1'],
+    ['2002:808:808::1', '6to4, even of a public address'],
+    ['::ffff:0:7f00:1', 'SIIT ::ffff:0:0:0/96 of 127.0.0.1'],
+    ['::ffff:0:808:808', 'SIIT of a public address'],
+    ['2001::1', 'Teredo 2001::/32'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo, a real-looking one'],
+    ['2001:db8::1', 'IPv6 documentation'],
+    ['3fff::1', 'IPv6 documentation 3fff::/20'],
+    ['2001:2::1', 'IPv6 benchmarking'],
+    ['100::1', 'IPv6 discard-only'],
+    ['fec0::1', 'IPv6 deprecated site-local'],
+    ['5f00::1', 'SRv6 segment routing 5f00::/16'],
+    ['4000::1', 'IPv6 outside 2000::/3 (not allocated as global unicast)'],
+    ['192.0.2.1', 'IPv4 documentation'],
+    ['198.18.0.1', 'IPv4 benchmarking'],
+    ['240.0.0.1', 'IPv4 reserved'],
+    ['127.1', 'IPv4 shorthand (never a DNS answer)'],
     ['not-an-ip', 'anything that is not an address'],
     ['', 'empty'],
   ])('%s is forbidden (%s)', (address) => {
@@ -54,6 +74,7 @@ describe('isForbiddenAddress', () => {
     ['2001:4860:4860::8888'],
     ['::ffff:8.8.8.8'],
     ['64:ff9b::808:808'],
+    ['2a00:1450:4001:82a::200e'],
   ])('%s is allowed', (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
@@ -102,6 +123,10 @@ describe('targetUrlProblem', () => {
     'https://[::ffff:127.0.0.1]/',
     'https://[::ffff:7f00:1]/',
     'https://[64:ff9b::a00:1]/',
+    'https://[64:ff9b:1::7f00:1]/',
+    'https://[2002:7f00:1::]/',
+    'https://[::ffff:0:7f00:1]/',
+    'https://[2001::1]/',
     'https://localhost/hook',
     'https://LOCALHOST/hook',
     'https://foo.localhost/hook',
@@ -171,5 +196,26 @@ describe('guardedLookup (the delivery-time check inside the socket lookup)', () 
     const all = await run(true, 'localhost', true);
     expect(all.err).toBeNull();
     expect(Array.isArray(all.result)).toBe(true);
+  });
+});
+
+describe('guardedLookup refuses whatever a name resolves to, when one address is not global unicast', () => {
+  /** A resolver that answers `addresses` for any name, as a rebinding DNS server could. */
+  const answering = (addresses: string[]) =>
+    ((_host: string, _options: unknown, callback: (err: null, list: Array<{ address: string; family: number }>) => void) =>
+      callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })))) as never;
+  const run = (addresses: string[]) =>
+    new Promise<NodeJS.ErrnoException | null>((resolve) => {
+      guardedLookup(false, answering(addresses))('hooks.example.com', { all: true } as never, ((err: NodeJS.ErrnoException | null) =>
+        resolve(err)) as never);
+    });
+
+  test.each([['64:ff9b:1::7f00:1'], ['2002:7f00:1::'], ['::ffff:0:7f00:1'], ['2001::1'], ['127.0.0.1'], ['fd00::1']])('%s', async (address) => {
+    expect(await run([address])).toMatchObject({ code: 'EFORBIDDEN' });
+    expect(await run(['8.8.8.8', address])).toMatchObject({ code: 'EFORBIDDEN' });
+  });
+
+  test('global unicast answers pass', async () => {
+    expect(await run(['8.8.8.8', '2606:4700::1111', '64:ff9b::808:808'])).toBeNull();
   });
 });

@@ -1,0 +1,90 @@
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { sql } from 'kysely';
+import { openDatabase, type Db, type Engine } from '../../src/db/database.js';
+
+/**
+ * Which engine the suite runs on: jest's `postgres` project sets TEST_ENGINE=postgres, and
+ * every integration suite that touches storage runs once per engine.
+ */
+export const testEngine: Engine = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+export function postgresUrl(): string {
+  return process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+}
+
+/**
+ * A database for one test app. SQLite: the given file, or a private in-memory database.
+ * PostgreSQL: a schema of its own in the test database (named after `path` when one is
+ * given, so a test can "restart" onto the same data); `drop` removes it.
+ */
+export async function openTestDatabase(path?: string): Promise<{ db: Db; drop(): Promise<void> }> {
+  if (testEngine === 'sqlite') {
+    const db = await openDatabase({ path: path ?? ':memory:' });
+    return { db, drop: async () => undefined };
+  }
+  if (path) {
+    const schema = `t_${createHash('sha256').update(`${process.pid}:${path}`).digest('hex').slice(0, 16)}`;
+    created.add(schema);
+    const db = await openDatabase({ url: postgresUrl(), schema, poolSize: 4 });
+    return { db, drop: () => dropSchemas([schema]) };
+  }
+  // Schemas are reused within a test file: emptied at close instead of migrated anew.
+  const schema = free.pop() ?? `t_${randomBytes(8).toString('hex')}`;
+  created.add(schema);
+  const db = await openDatabase({ url: postgresUrl(), schema, poolSize: 4 });
+  return {
+    db,
+    drop: async () => {
+      await emptySchema(schema);
+      free.push(schema);
+    },
+  };
+}
+
+const created = new Set<string>();
+const free: string[] = [];
+
+async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: postgresUrl() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function emptySchema(schema: string): Promise<void> {
+  await withClient(async (client) => {
+    const { rows } = await client.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_version'`, [schema]);
+    const tables = rows.map((r) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(r.tablename)}`);
+    if (tables.length > 0) await client.query(`TRUNCATE ${tables.join(', ')} RESTART IDENTITY CASCADE`);
+  });
+}
+
+async function dropSchemas(schemas: string[]): Promise<void> {
+  if (schemas.length === 0) return;
+  await withClient(async (client) => {
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+  });
+  for (const schema of schemas) created.delete(schema);
+}
+
+/** Drops every schema this test file made (jest's setup file runs it after the file). */
+export async function dropTestSchemas(): Promise<void> {
+  free.length = 0;
+  await dropSchemas([...created]);
+}
+
+/**
+ * Raw SQL for tests that set up or inspect state directly, with `?` placeholders on either
+ * engine. Tests keep to SQL both engines speak.
+ */
+export async function rawQuery<T = Record<string, unknown>>(db: Db, text: string, ...params: unknown[]): Promise<T[]> {
+  const parts = text.split('?');
+  if (parts.length !== params.length + 1) throw new Error(`expected ${parts.length - 1} parameters, got ${params.length}`);
+  const strings = Object.assign([...parts], { raw: parts }) as unknown as TemplateStringsArray;
+  const result = await sql<T>(strings, ...params).execute(db.kysely);
+  return result.rows;
+}

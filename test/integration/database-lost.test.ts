@@ -1,0 +1,36 @@
+import { expect, test } from '@jest/globals';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
+import { openTestDatabase, postgresUrl, testEngine } from '../helpers/engine.js';
+
+/**
+ * CONTRACT 10: a PostgreSQL connection that dies while its client is checked out (between two
+ * statements of a transaction) fails that transaction as "database unavailable" and leaves the
+ * process running; pg-pool alone would let the client's 'error' event end the process.
+ */
+const onPostgres = testEngine === 'postgres' ? test : test.skip;
+
+onPostgres('a connection killed inside a transaction fails it as unavailable; the process and the pool carry on', async () => {
+  const { db, drop } = await openTestDatabase();
+  const admin = new pg.Client({ connectionString: postgresUrl() });
+  await admin.connect();
+  try {
+    const failure = await db
+      .transaction(async (trx) => {
+        const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx);
+        await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+        // The client is checked out and idle now: its connection's end arrives as an 'error' event.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sql`SELECT 1`.execute(trx);
+      })
+      .then(() => null, (err: unknown) => err);
+    expect(failure).not.toBeNull();
+    expect(isDatabaseUnavailable(failure)).toBe(true);
+    await expect(db.ping()).resolves.toBeUndefined();
+  } finally {
+    await admin.end();
+    await db.close();
+    await drop();
+  }
+});
