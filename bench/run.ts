@@ -5,6 +5,7 @@ import { optionsWarm } from './rows/options-warm.js';
 import { coldBurst } from './rows/cold-burst.js';
 import { poller } from './rows/poller.js';
 import { webhooks } from './rows/webhooks.js';
+import { replicas } from './rows/replicas.js';
 
 /**
  * `npm run bench [-- <row> ...]`: runs the CONTRACT 9 rows (all, or those named) one after
@@ -16,7 +17,7 @@ import { webhooks } from './rows/webhooks.js';
  * BENCH_ROUNDS (interleaved rounds, default 5), BENCH_CONCURRENCY (connections, default 32),
  * BENCH_CLIENT (`raw` net sockets, default, or `http` for a node:http keep-alive Agent).
  */
-const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks];
+const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks, replicas];
 
 function readSettings(env: NodeJS.ProcessEnv): BenchSettings {
   const num = (name: string, fallback: number, min: number, max: number, integer: boolean): number => {

@@ -6,7 +6,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadConfig } from '../../src/config.js';
 import { importDataset } from '../../src/dataset/import.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import { sql } from 'kysely';
+import { openDatabase, type Db, type Engine } from '../../src/db/database.js';
+import { benchDatabaseUrl } from './bench-database.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { systemClock } from '../../src/time/timestamps.js';
 import { BenchLog } from './stack.js';
@@ -14,7 +16,7 @@ import { BenchLog } from './stack.js';
 /**
  * A connector as main.ts builds it, minus the HTTP listener: loadConfig over `env` (defaults,
  * LOG_LEVEL info), a SQLite *file* in a fresh temp folder (WAL, as in production, so database
- * growth is real bytes on disk), a fixed CONNECTOR_SECRET (nothing written beside the
+ * growth is real bytes on disk) or a fresh PostgreSQL database (`engine`), a fixed CONNECTOR_SECRET (nothing written beside the
  * database), `buildServices` with the system clock, logging at `info` to a temp file.
  * Background work is not started. `close()` stops it and removes the folder and log.
  */
@@ -25,7 +27,7 @@ export interface BenchConnector {
   close(): Promise<void>;
 }
 
-export function openConnector(options: { label: string; env?: Record<string, string>; dataset?: unknown }): BenchConnector {
+export async function openConnector(options: { label: string; env?: Record<string, string>; dataset?: unknown; engine?: Engine }): Promise<BenchConnector> {
   const dir = mkdtempSync(join(tmpdir(), `connector-bench-${options.label}-`));
   const databasePath = join(dir, 'connector.db');
   const log = new BenchLog(options.label);
@@ -35,8 +37,9 @@ export function openConnector(options: { label: string; env?: Record<string, str
     CONNECTOR_SECRET: randomBytes(32).toString('hex'),
     ...options.env,
   });
-  const db = openDatabase(databasePath);
-  if (options.dataset) importDataset(db, options.dataset, { nowMs: systemClock.now() });
+  const store = await benchDatabaseUrl(options.engine ?? 'sqlite', options.label);
+  const db = await openDatabase({ path: databasePath, url: store.url });
+  if (options.dataset) await importDataset(db, options.dataset, { nowMs: systemClock.now() });
   const services = buildServices({ config, logger: log.logger(config.LOG_LEVEL), clock: systemClock, db });
   return {
     services,
@@ -45,7 +48,8 @@ export function openConnector(options: { label: string; env?: Record<string, str
     async close() {
       try {
         await services.close();
-        db.close();
+        await db.close();
+        await store.drop();
       } finally {
         log.close();
         rmSync(dir, { recursive: true, force: true });
@@ -54,18 +58,33 @@ export function openConnector(options: { label: string; env?: Record<string, str
   };
 }
 
-/** Database size as SQLite sees it (WAL content included) and, when compiled in, per-table bytes from `dbstat`. */
-export function databaseSize(db: Db, tables: readonly string[]): { bytes: number; pages: number; pageSize: number; tables: Record<string, number> | null } {
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const pages = db.pragma('page_count', { simple: true }) as number;
+/**
+ * Database size: SQLite as it sees itself (pages, WAL content included) and, when compiled in,
+ * per-table bytes from `dbstat`; PostgreSQL from `pg_database_size` and
+ * `pg_total_relation_size` (indexes and TOAST included).
+ */
+export async function databaseSize(db: Db, tables: readonly string[]): Promise<{ bytes: number; tables: Record<string, number> | null }> {
+  if (db.engine === 'postgres') {
+    const total = await sql<{ bytes: number }>`SELECT pg_database_size(current_database())::bigint AS bytes`.execute(db.kysely);
+    const perTable: Record<string, number> = {};
+    for (const table of tables) {
+      const row = await sql<{ bytes: number }>`SELECT pg_total_relation_size(${table}::regclass)::bigint AS bytes`.execute(db.kysely);
+      perTable[table] = Number(row.rows[0]!.bytes);
+    }
+    return { bytes: Number(total.rows[0]!.bytes), tables: perTable };
+  }
+  const pragma = async (name: string) => Number(Object.values((await sql.raw(`PRAGMA ${name}`).execute(db.kysely)).rows[0] as object)[0]);
+  const bytes = (await pragma('page_size')) * (await pragma('page_count'));
   let perTable: Record<string, number> | null = {};
   try {
-    const sizeOf = db.prepare('SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?').pluck();
-    for (const table of tables) perTable[table] = sizeOf.get(table) as number;
+    for (const table of tables) {
+      const row = await sql<{ bytes: number }>`SELECT coalesce(sum(pgsize), 0) AS bytes FROM dbstat WHERE name = ${table}`.execute(db.kysely);
+      perTable[table] = Number(row.rows[0]!.bytes);
+    }
   } catch {
     perTable = null; // dbstat not compiled in
   }
-  return { bytes: pages * pageSize, pages, pageSize, tables: perTable };
+  return { bytes, tables: perTable };
 }
 
 /**
@@ -105,4 +124,16 @@ export function settledHeap(): HeapFigures {
   const gc = fullGc();
   const m = process.memoryUsage();
   return { heapUsed: m.heapUsed, heapTotal: m.heapTotal, rss: m.rss, external: m.external, gc };
+}
+
+/** Rows in a table. */
+export async function count(db: Db, table: 'device_snapshots' | 'events' | 'deliveries'): Promise<number> {
+  const row = await db.kysely.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Rows of a table per value of a column. */
+export async function countBy(db: Db, table: 'events' | 'deliveries', column: 'type' | 'status'): Promise<Record<string, number>> {
+  const rows = await sql<{ k: string; n: number }>`SELECT ${sql.ref(column)} AS k, count(*) AS n FROM ${sql.table(table)} GROUP BY ${sql.ref(column)}`.execute(db.kysely);
+  return Object.fromEntries(rows.rows.map((r) => [r.k, Number(r.n)]));
 }

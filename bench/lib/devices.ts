@@ -1,5 +1,6 @@
 import { hashKey } from '../../src/auth/keys.js';
 import type { Principal } from '../../src/sources/types.js';
+import { chunks } from '../../src/db/chunks.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 
 /**
@@ -65,8 +66,12 @@ export function benchPrincipal(mode: 'upstream' | 'embedded', requestId?: string
 }
 
 /** `UPDATE devices SET last_heartbeat_at` for a list of ids, in one transaction. */
-export function setHeartbeats(db: import('../../src/db/database.js').Db, ids: readonly string[], heartbeatMicros: number): number {
-  const update = db.prepare('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?');
+export async function setHeartbeats(db: import('../../src/db/database.js').Db, ids: readonly string[], heartbeatMicros: number): Promise<number> {
   const iso = formatMicros(Math.round(heartbeatMicros));
-  return db.transaction(() => ids.reduce((n, id) => n + update.run(iso, id).changes, 0))();
+  let changed = 0;
+  for (const part of chunks(ids)) {
+    const result = await db.kysely.updateTable('devices').set({ last_heartbeat_at: iso }).where('id', 'in', part).executeTakeFirst();
+    changed += Number(result.numUpdatedRows);
+  }
+  return changed;
 }

@@ -71,16 +71,16 @@ export interface Stack {
  * `dataset` imported, configured through loadConfig like the real process (defaults, LOG_LEVEL
  * info, plus `env`). The caller stops it: `services.close()`, then `db.close()`.
  */
-export function buildStack(options: {
+export async function buildStack(options: {
   env?: Record<string, string>;
   dataset?: unknown;
   logger: Logger;
   /** Start background work (device-status poller, webhook deliverer) as main.ts does. */
   start?: boolean;
-}): Stack & { app: ReturnType<typeof createApp> } {
+}): Promise<Stack & { app: ReturnType<typeof createApp> }> {
   const config = loadConfig({ LOG_LEVEL: 'info', DATABASE_PATH: ':memory:', ...options.env });
-  const db = openDatabase(':memory:');
-  if (options.dataset) importDataset(db, options.dataset, { nowMs: systemClock.now() });
+  const db = await openDatabase({ path: ':memory:' });
+  if (options.dataset) await importDataset(db, options.dataset, { nowMs: systemClock.now() });
   const services = buildServices({ config, logger: options.logger, clock: systemClock, db });
   if (options.start) services.start();
   return { services, db, app: createApp(services) };

@@ -1,4 +1,6 @@
 import { startChild, type ServerChild } from '../lib/child.js';
+import type { Engine } from '../../src/db/database.js';
+import { benchEngines } from '../lib/bench-database.js';
 import type { HeapFigures } from '../lib/connector.js';
 import { commandFor, progress, type BenchRow, type RowOutput } from '../lib/row.js';
 import { fmtInt, fmtMs, median } from '../lib/stats.js';
@@ -25,8 +27,6 @@ const expectedRequests = 10;
 type Cpu = { cpuMicros: number; wallMs: number };
 interface DbFigures {
   bytes: number;
-  pages: number;
-  pageSize: number;
   tables: Record<string, number> | null;
   snapshotRows: number;
   eventRows: number;
@@ -55,7 +55,17 @@ function startWithGc(options: PollerOptions): Promise<ServerChild<PollerInfo>> {
 }
 
 async function run(): Promise<RowOutput> {
-  progress(`${name}: starting an upstream with ${fmtInt(deviceCount)} devices for one key`);
+  const out: RowOutput = { rows: [], notes: [] };
+  for (const engine of benchEngines()) {
+    const part = await runOn(engine);
+    out.rows.push(...part.rows);
+    out.notes.push(...part.notes);
+  }
+  return out;
+}
+
+async function runOn(engine: Engine): Promise<RowOutput> {
+  progress(`${name} [${engine}]: starting an upstream with ${fmtInt(deviceCount)} devices for one key`);
   const children: Array<ServerChild<PollerInfo>> = [];
   try {
     const up = await startChild<PollerInfo>(new URL('../servers/poller.js', import.meta.url), {
@@ -64,7 +74,7 @@ async function run(): Promise<RowOutput> {
       heartbeatTimeoutMs,
     } satisfies PollerOptions);
     children.push(up);
-    const conn = await startWithGc({ role: 'connector', upstreamUrl: up.info.url!, heartbeatTimeoutMs });
+    const conn = await startWithGc({ role: 'connector', engine, upstreamUrl: up.info.url!, heartbeatTimeoutMs });
     children.push(conn);
 
     const counts = () => up.call<UpstreamCounts>('counts');
@@ -147,43 +157,43 @@ async function run(): Promise<RowOutput> {
     const rows: TableRow[] = [
       {
         row: 3,
-        benchmark: `poller: one key with ${fmtInt(deviceCount)} devices upstream → upstream \`GET /devices\` requests per poll`,
+        benchmark: `[${engine}] poller: one key with ${fmtInt(deviceCount)} devices upstream → upstream \`GET /devices\` requests per poll`,
         result: `**${requestsText} per poll** in each of ${measured.length + 1} polls (baseline + ${steadyPolls} unchanged + 2 with changes; page_size=1000, pages 1–${expectedRequests}, 4 at a time)${failedPolls ? ` · ${failedPolls} poll(s) FAILED` : ''}`,
         target: `10 — ${allRequestsOk && failedPolls === 0 ? '✅ met' : '❌ not met'}`,
         command: cmd,
       },
       {
         row: 3,
-        benchmark: `poll time, ${fmtInt(deviceCount)} devices (\`pollOnce()\`: 10 upstream pages + diff + snapshot transaction)`,
+        benchmark: `[${engine}] poll time, ${fmtInt(deviceCount)} devices (\`pollOnce()\`: 10 upstream pages + diff + snapshot transaction)`,
         result: `**median ${fmtMs(median(steadyMs))}, max ${fmtMs(Math.max(...steadyMs))}** over ${steadyPolls} unchanged polls · baseline (first) poll ${fmtMs(enrol.ms)} · per poll CPU: connector ${fmtMs(median(steady.map((m) => m.connectorCpuMs)))}, upstream ${fmtMs(median(steady.map((m) => m.upstreamCpuMs)))} (medians)`,
         target: `— (runs every POLL_INTERVAL_MS, default 30 s)`,
         command: cmd,
       },
       {
         row: 3,
-        benchmark: `events: 1 % (${flipCount}) of the devices go offline between two polls, then come back`,
+        benchmark: `[${engine}] events: 1 % (${flipCount}) of the devices go offline between two polls, then come back`,
         result: `offline poll: **${offline.events} \`device.offline\`** in ${fmtMs(offline.ms)} · online poll: **${online.events} \`device.online\`** in ${fmtMs(online.ms)} · 0 events in each unchanged poll: ${steady.every((m) => m.events === 0) ? 'yes' : 'NO'}`,
         target: `exactly ${flipCount} each — ${eventsOk ? '✅ met' : '❌ not met'}`,
         command: cmd,
       },
       {
         row: 3,
-        benchmark: 'memory per tracked device (connector process; the snapshot lives in SQLite)',
+        benchmark: `[${engine}] memory per tracked device (connector process; the snapshot lives in the database)`,
         result:
           `heap retained: **≤ ${fmtInt(Math.max(0, retained) / deviceCount)} B/device** (upper bound: all of the heapUsed growth after full GC, ${kib(heapBefore.heapUsed)} before enrolment → ${kib(heapAfter.heapUsed)} after ${measured.length + 1} polls; ${kib(heapMid!.heapUsed)} after poll ${steadyPolls / 2 + 1}) · ` +
           `transient during a poll: ${perDevice(peak)}/device (peak sampled heapUsed above the idle baseline: live data + garbage not yet collected) · ` +
-          `SQLite: **${perDevice(dbGrowth)}/device** (${fmtInt(dbAfterBaseline.snapshotRows)} snapshot rows${snapshotBytes !== undefined ? `; dbstat device_snapshots ${kib(snapshotBytes)} = ${fmtInt(snapshotBytes / deviceCount)} B/device` : ''})`,
+          `${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: **${perDevice(dbGrowth)}/device** (${fmtInt(dbAfterBaseline.snapshotRows)} snapshot rows${snapshotBytes !== undefined ? `; device_snapshots ${kib(snapshotBytes)} = ${fmtInt(snapshotBytes / deviceCount)} B/device` : ''})`,
         target: '— (no target)',
         command: cmd,
       },
     ];
 
     const notes = [
-      `${name}: upstream = the embedded app over ${fmtInt(deviceCount)} generated devices of one key (import ${fmtMs(up.info.importMs ?? NaN)}), its own process, logging at warn; connector in upstream mode (DEVICE_API_URL), its own process, SQLite file in a temp folder, logging at info, background work not started; polls driven by \`services.poller.pollOnce()\`; the key enrolled with \`enrolKey\` (what \`GET /v1/triggers/device-status\` does) after one \`confirmDeviceKey\` call.`,
-      `${name}: per poll (ms): ${measured.map((m) => `${m.label} ${m.ms.toFixed(1)} [conn CPU ${m.connectorCpuMs.toFixed(0)}, upstream CPU ${m.upstreamCpuMs.toFixed(0)}, ${m.requests} req, ${m.events} ev]`).join('; ')}.`,
-      `${name}: upstream calls in all: ${final.total} (GET /devices ${final.deviceLists}, statuses ${JSON.stringify(final.statuses)}); pages of the last poll: ${(measured.at(-1)?.pages ?? []).join(', ')}.`,
-      `${name}: heap (heapUsed after 2 full GCs, ${heapBefore.gc}): before enrolment ${kib(heapBefore.heapUsed)}, after the baseline ${kib(heapAfterBaseline.heapUsed)} (${perDevice(retainedBaseline)}/device), after poll ${steadyPolls / 2 + 1} ${kib(heapMid!.heapUsed)}, after all polls ${kib(heapAfter.heapUsed)}; rss ${kib(heapBefore.rss)} → ${kib(heapAfter.rss)}; peak sampled heapUsed during unchanged polls ${kib(Math.max(...steady.map((m) => m.peakHeapUsed)))}. The poller keeps no per-device state in memory between polls (it reads the snapshot from SQLite each time), so the retained figure is expected to be ~0 and the per-poll working set is the transient one.`,
-      `${name}: database (page_count × page_size, WAL included): ${kib(dbBefore.bytes)} before, ${kib(dbAfterBaseline.bytes)} after the baseline (${fmtInt(dbAfterBaseline.snapshotRows)} snapshot rows), ${kib(dbAfter.bytes)} after all polls (${fmtInt(dbAfter.eventRows)} events, payload = full device JSON)${dbAfter.tables ? `; dbstat: ${Object.entries(dbAfter.tables).map(([t, b]) => `${t} ${kib(b)}`).join(', ')}` : '; dbstat not available'}.`,
+      `${name} [${engine}]: upstream = the embedded app over ${fmtInt(deviceCount)} generated devices of one key (import ${fmtMs(up.info.importMs ?? NaN)}), its own process, logging at warn; connector in upstream mode (DEVICE_API_URL), its own process, ${engine === 'sqlite' ? 'SQLite file in a temp folder' : 'a fresh PostgreSQL database'}, logging at info, background work not started; polls driven by \`services.poller.pollOnce()\`; the key enrolled with \`enrolKey\` (what \`GET /v1/triggers/device-status\` does) after one \`confirmDeviceKey\` call.`,
+      `${name} [${engine}]: per poll (ms): ${measured.map((m) => `${m.label} ${m.ms.toFixed(1)} [conn CPU ${m.connectorCpuMs.toFixed(0)}, upstream CPU ${m.upstreamCpuMs.toFixed(0)}, ${m.requests} req, ${m.events} ev]`).join('; ')}.`,
+      `${name} [${engine}]: upstream calls in all: ${final.total} (GET /devices ${final.deviceLists}, statuses ${JSON.stringify(final.statuses)}); pages of the last poll: ${(measured.at(-1)?.pages ?? []).join(', ')}.`,
+      `${name} [${engine}]: heap (heapUsed after 2 full GCs, ${heapBefore.gc}): before enrolment ${kib(heapBefore.heapUsed)}, after the baseline ${kib(heapAfterBaseline.heapUsed)} (${perDevice(retainedBaseline)}/device), after poll ${steadyPolls / 2 + 1} ${kib(heapMid!.heapUsed)}, after all polls ${kib(heapAfter.heapUsed)}; rss ${kib(heapBefore.rss)} → ${kib(heapAfter.rss)}; peak sampled heapUsed during unchanged polls ${kib(Math.max(...steady.map((m) => m.peakHeapUsed)))}. The poller keeps no per-device state in memory between polls (it reads the snapshot from the database each time), so the retained figure is expected to be ~0 and the per-poll working set is the transient one.`,
+      `${name} [${engine}]: database (${engine === 'sqlite' ? 'page_count × page_size, WAL included' : 'pg_database_size'}): ${kib(dbBefore.bytes)} before, ${kib(dbAfterBaseline.bytes)} after the baseline (${fmtInt(dbAfterBaseline.snapshotRows)} snapshot rows), ${kib(dbAfter.bytes)} after all polls (${fmtInt(dbAfter.eventRows)} events, payload = full device JSON)${dbAfter.tables ? `; per table: ${Object.entries(dbAfter.tables).map(([t, b]) => `${t} ${kib(b)}`).join(', ')}` : '; dbstat not available'}.`,
     ];
     return { rows, notes };
   } finally {

@@ -29,7 +29,7 @@ await serveChild<BurstOptions, BurstInfo>(async ({ delayMs }) => {
   const calls: UpstreamCalls = { total: 0, byPath: {} };
 
   // A second key gives a second, equally uncached option list for a burst in a warm process.
-  const inner = buildStack({ dataset: benchDataset({ extraKeys: 1 }), logger: log.logger('info') });
+  const inner = await buildStack({ dataset: benchDataset({ extraKeys: 1 }), logger: log.logger('info') });
   const upstreamApp = express();
   upstreamApp.use((req, _res, next) => {
     calls.total += 1;
@@ -39,7 +39,7 @@ await serveChild<BurstOptions, BurstInfo>(async ({ delayMs }) => {
   upstreamApp.use(inner.app);
   const upstream = await listenLoopback(upstreamApp);
 
-  const connector = buildStack({ env: { MENU_API_URL: upstream.url, DEVICE_API_URL: upstream.url }, logger: log.logger('info') });
+  const connector = await buildStack({ env: { MENU_API_URL: upstream.url, DEVICE_API_URL: upstream.url }, logger: log.logger('info') });
   const front = await listenLoopback(connector.app);
 
   return {
@@ -50,7 +50,7 @@ await serveChild<BurstOptions, BurstInfo>(async ({ delayMs }) => {
       await closeServer(upstream.server);
       for (const stack of [connector, inner]) {
         await stack.services.close();
-        stack.db.close();
+        await stack.db.close();
       }
       log.close();
     },

@@ -32,11 +32,11 @@ await serveChild<TargetOptions, TargetInfo>(async (options) => {
   if (options.role === 'full') {
     log = new BenchLog('options-warm');
     // As main.ts: background work started (idle here: no hooks, no watched devices).
-    const stack = buildStack({ dataset: benchDataset(), logger: log.logger('info'), start: true });
+    const stack = await buildStack({ dataset: benchDataset(), logger: log.logger('info'), start: true });
     ({ server, url } = await listenLoopback(stack.app));
     cleanup = async () => {
       await stack.services.close();
-      stack.db.close();
+      await stack.db.close();
     };
   } else {
     const body = Buffer.from(options.body ?? '', 'base64');

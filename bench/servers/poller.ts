@@ -1,7 +1,8 @@
 import express from 'express';
+import type { Engine } from '../../src/db/database.js';
 import { enrolKey } from '../../src/triggers/device-triggers.js';
 import { serveChild, type Handlers } from '../lib/child.js';
-import { databaseSize, openConnector, settledHeap } from '../lib/connector.js';
+import { count, countBy, databaseSize, openConnector, settledHeap } from '../lib/connector.js';
 import { benchDeviceId, benchPrincipal, deviceDataset, setHeartbeats } from '../lib/devices.js';
 import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.js';
 
@@ -19,6 +20,7 @@ export type PollerRole = 'upstream' | 'connector';
 
 export interface PollerOptions {
   role: PollerRole;
+  engine?: Engine;
   devices?: number;
   upstreamUrl?: string;
   heartbeatTimeoutMs?: number;
@@ -49,7 +51,7 @@ export interface PollAnswer {
 async function upstream(options: PollerOptions) {
   const log = new BenchLog('poller-upstream');
   const t0 = performance.now();
-  const inner = buildStack({
+  const inner = await buildStack({
     dataset: deviceDataset(options.devices ?? 10_000),
     logger: log.logger('warn'),
     env: { HEARTBEAT_TIMEOUT_MS: String(options.heartbeatTimeoutMs ?? 300_000) },
@@ -85,25 +87,26 @@ async function upstream(options: PollerOptions) {
     async close() {
       await closeServer(server);
       await inner.services.close();
-      inner.db.close();
+      await inner.db.close();
       log.close();
     },
   };
 }
 
 async function connector(options: PollerOptions) {
-  const stack = openConnector({
+  const stack = await openConnector({
     label: 'poller',
+    engine: options.engine,
     env: { DEVICE_API_URL: options.upstreamUrl!, HEARTBEAT_TIMEOUT_MS: String(options.heartbeatTimeoutMs ?? 300_000) },
   });
   const { services, db } = stack;
   const principal = benchPrincipal('upstream', 'bench-enrol');
   const handlers: Handlers = {
     heap: () => settledHeap(),
-    dbSize: () => ({
-      ...databaseSize(db, ['device_snapshots', 'events', 'watches']),
-      snapshotRows: db.prepare('SELECT count(*) FROM device_snapshots').pluck().get() as number,
-      eventRows: db.prepare('SELECT count(*) FROM events').pluck().get() as number,
+    dbSize: async () => ({
+      ...(await databaseSize(db, ['device_snapshots', 'events', 'watches'])),
+      snapshotRows: await count(db, 'device_snapshots'),
+      eventRows: await count(db, 'events'),
     }),
     /** What the trigger route does before serving the key: ask the upstream about it (1 call). */
     confirm: async () => {
@@ -114,7 +117,7 @@ async function connector(options: PollerOptions) {
     enrol: async () => {
       const t0 = performance.now();
       await enrolKey(services.watches, services.poller, principal, true);
-      return { ms: performance.now() - t0, watch: services.watches.get(principal.keyHash)?.baseline_at !== null };
+      return { ms: performance.now() - t0, watch: (await services.watches.get(principal.keyHash))?.baseline_at !== null };
     },
     poll: async (): Promise<PollAnswer> => {
       let peak = process.memoryUsage().heapUsed;
@@ -131,8 +134,7 @@ async function connector(options: PollerOptions) {
         clearInterval(sampler);
       }
     },
-    eventTypes: () =>
-      Object.fromEntries((db.prepare('SELECT type, count(*) AS n FROM events GROUP BY type').all() as Array<{ type: string; n: number }>).map((r) => [r.type, r.n])),
+    eventTypes: async () => countBy(db, 'events', 'type'),
   };
   return { info: {}, handlers, close: () => stack.close() };
 }

@@ -1,6 +1,9 @@
+import type { Engine } from '../../src/db/database.js';
 import { enrolKey } from '../../src/triggers/device-triggers.js';
+import { httpWebhookSender } from '../../src/webhooks/sender.js';
+import { signedHeaders } from '../../src/webhooks/signing.js';
 import { serveChild, type Handlers } from '../lib/child.js';
-import { openConnector } from '../lib/connector.js';
+import { countBy, openConnector } from '../lib/connector.js';
 import { benchDeviceId, benchPrincipal, deviceDataset, setHeartbeats } from '../lib/devices.js';
 
 /**
@@ -12,6 +15,7 @@ import { benchDeviceId, benchPrincipal, deviceDataset, setHeartbeats } from '../
  * catalog (`setHeartbeats`, `scheduleOffline`).
  */
 export interface WebhooksOptions {
+  engine: Engine;
   devices: number;
   pollIntervalMs: number;
   heartbeatTimeoutMs: number;
@@ -33,8 +37,9 @@ export interface EventRow {
 }
 
 await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
-  const stack = openConnector({
+  const stack = await openConnector({
     label: 'webhooks',
+    engine: options.engine,
     dataset: deviceDataset(options.devices),
     env: {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -49,16 +54,16 @@ await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
       await enrolKey(services.watches, services.poller, principal, true);
       return true;
     },
-    createHook: (arg) => {
-      const { hook } = services.hooks.create(principal.keyHash, {
+    createHook: async (arg) => {
+      const { hook } = await services.hooks.create(principal.keyHash, {
         target_url: (arg as { url: string }).url,
         events: ['device.offline', 'device.online'],
         device_ids: null,
       });
       return { id: hook.id, secret: hook.secret };
     },
-    deleteHook: (arg) => {
-      services.hooks.delete(principal.keyHash, (arg as { id: string }).id);
+    deleteHook: async (arg) => {
+      await services.hooks.delete(principal.keyHash, (arg as { id: string }).id);
       return true;
     },
     startDeliverer: () => {
@@ -80,23 +85,43 @@ await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
       return setHeartbeats(db, indexes.map(benchDeviceId), (Date.now() - ageMs) * 1000);
     },
     /** One device's heartbeat set so that it goes offline `inMs` from now; returns that instant (Date.now() ms). */
-    scheduleOffline: (arg) => {
+    scheduleOffline: async (arg) => {
       const { index, inMs } = arg as { index: number; inMs: number };
       const heartbeatMicros = Math.round((Date.now() - options.heartbeatTimeoutMs + inMs) * 1000);
-      setHeartbeats(db, [benchDeviceId(index)], heartbeatMicros);
+      await setHeartbeats(db, [benchDeviceId(index)], heartbeatMicros);
       return heartbeatMicros / 1000 + options.heartbeatTimeoutMs;
     },
-    events: (arg) =>
-      db
-        .prepare('SELECT id, device_id, type, occurred_at, created_at FROM events WHERE id IN (SELECT value FROM json_each(?))')
-        .all(JSON.stringify((arg as { ids: string[] }).ids)) as EventRow[],
-    deliveryStats: () => ({
-      deliveries: Object.fromEntries(
-        (db.prepare('SELECT status, count(*) AS n FROM deliveries GROUP BY status').all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]),
-      ),
-      attempts: db.prepare('SELECT coalesce(sum(attempts), 0) FROM deliveries').pluck().get() as number,
-      retried: db.prepare('SELECT count(*) FROM deliveries WHERE attempts > 1').pluck().get() as number,
-    }),
+    events: async (arg): Promise<EventRow[]> => {
+      const ids = (arg as { ids: string[] }).ids;
+      if (ids.length === 0) return [];
+      return db.kysely.selectFrom('events').select(['id', 'device_id', 'type', 'occurred_at', 'created_at']).where('id', 'in', ids).execute();
+    },
+    /**
+     * The ceiling: the same bodies signed and POSTed to `url` by a bare loop with the
+     * deliverer's sender, `concurrency` at a time, nothing stored. Returns the rate.
+     */
+    ceiling: async (arg) => {
+      const { url, secret, bodies, concurrency } = arg as { url: string; secret: string; bodies: Array<{ id: string; body: string }>; concurrency: number };
+      const send = httpWebhookSender(services.config.WEBHOOK_TIMEOUT_MS, true);
+      const queue = [...bodies];
+      const t0 = performance.now();
+      let failed = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          for (let next = queue.shift(); next; next = queue.shift()) {
+            const headers = signedHeaders(secret, next.id, Math.floor(Date.now() / 1000), next.body);
+            const result = await send(url, next.body, { ...headers });
+            if (result.status === null || result.status >= 300) failed += 1;
+          }
+        }),
+      );
+      return { ms: performance.now() - t0, failed };
+    },
+    deliveryStats: async () => {
+      const attempts = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.sum<number>('attempts').as('n')).executeTakeFirst();
+      const retried = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('attempts', '>', 1).executeTakeFirst();
+      return { deliveries: await countBy(db, 'deliveries', 'status'), attempts: Number(attempts?.n ?? 0), retried: Number(retried?.n ?? 0) };
+    },
   };
   return { info: {}, handlers, close: () => stack.close() };
 });
