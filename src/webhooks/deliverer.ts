@@ -34,6 +34,8 @@ const maxBackoffMs = 10_000;
 const coalesceMs = 2;
 /** Rounds of sends claimed ahead per origin. */
 const lookahead = 4;
+/** Held leases are renewed this many times per lease. */
+const renewalsPerLease = 4;
 
 /**
  * The webhook delivery engine. Its queue is the `deliveries` table (DeliveryQueue), so a
@@ -69,6 +71,10 @@ export class WebhookDeliverer {
   private finished: AttemptRecord[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private readonly secrets = new LRUCache<string, string>({ max: 10_000 });
+  /** Deliveries this replica holds a lease on: in its lanes or in flight. */
+  private readonly leased = new Set<Due>();
+  private renewTimer: NodeJS.Timeout | null = null;
+  private renewing: Promise<void> | null = null;
 
   constructor(private readonly options: DelivererOptions) {}
 
@@ -77,18 +83,60 @@ export class WebhookDeliverer {
     return this.options.maxHeld ?? 1000;
   }
 
+  /**
+   * A claim's lease covers one send and its record (2 × WEBHOOK_TIMEOUT_MS + 5 s) and is
+   * renewed while the delivery waits in its lane or is in flight, so a replica that dies
+   * leaves its deliveries due again within that, however far ahead it had claimed.
+   */
+  private get leaseMs(): number {
+    return 2 * this.options.timeoutMs + 5000;
+  }
+
   start(): void {
     this.stopped = false;
     this.schedule(0);
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / renewalsPerLease)));
+    this.renewTimer.unref();
+  }
+
+  /**
+   * Renews the leases held; a delivery whose lease was lost (it ran out while the database was
+   * away and another replica claimed it, or it was cancelled) is dropped from its lane unsent.
+   */
+  private renew(): Promise<void> {
+    if (this.renewing || this.leased.size === 0) return this.renewing ?? Promise.resolve();
+    const held = [...this.leased];
+    this.renewing = this.options.queue
+      .renew(held, this.leaseMs)
+      .then(
+        (kept) => {
+          if (kept.length === held.length) return;
+          const keep = new Set(kept);
+          const lost = new Set(held.filter((d) => !keep.has(d)));
+          for (const d of lost) this.leased.delete(d);
+          for (const [origin, lane] of this.lanes) {
+            const left = lane.filter((d) => !lost.has(d));
+            if (left.length === 0) this.lanes.delete(origin);
+            else this.lanes.set(origin, left);
+          }
+        },
+        (err: unknown) => this.options.logger.warn({ err: (err as Error).message }, 'could not renew delivery leases'),
+      )
+      .finally(() => {
+        this.renewing = null;
+      });
+    return this.renewing;
   }
 
   /** Stops claiming, lets in-flight deliveries finish (each within its timeout) and records them. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     await this.pumping?.catch(() => undefined);
+    await this.renewing;
     await Promise.allSettled([...this.sending]);
     await this.flush().catch((err: unknown) =>
       this.options.logger.warn({ err: (err as Error).message }, 'could not record the last attempts; their leases will expire and they will be sent again'),
@@ -96,6 +144,7 @@ export class WebhookDeliverer {
     // Claimed but never sent: free them now rather than when their leases expire.
     const unsent = [...this.lanes.values()].flat().map((d) => d.id);
     this.lanes.clear();
+    this.leased.clear();
     await this.options.queue.release(unsent).catch(() => undefined);
   }
 
@@ -179,8 +228,7 @@ export class WebhookDeliverer {
     const saturated = [...origins].filter((origin) => this.held(origin) >= perOrigin);
     const claimed = await this.options.queue.claim({
       limit: Math.min(room, 200),
-      // The last of a full lane waits for `lookahead` rounds of sends, each within the timeout.
-      leaseMs: (lookahead + 1) * this.options.timeoutMs + 5000,
+      leaseMs: this.leaseMs,
       saturated,
       pick: (candidates) => {
         const taken = new Map<string, number>();
@@ -193,6 +241,7 @@ export class WebhookDeliverer {
       },
     });
     for (const delivery of claimed) {
+      this.leased.add(delivery);
       const lane = this.lanes.get(delivery.target_origin);
       if (lane) lane.push(delivery);
       else this.lanes.set(delivery.target_origin, [delivery]);
@@ -201,11 +250,17 @@ export class WebhookDeliverer {
     return claimed.length;
   }
 
-  /** Starts sending from an origin's lane while it has free slots. */
+  /**
+   * Starts sending from an origin's lane while it has free slots. A delivery whose lease no
+   * longer covers a send (renewals failed while the database was away) is let go unsent:
+   * whoever claims it after the lease sends it.
+   */
   private drain(origin: string): void {
     const lane = this.lanes.get(origin);
     while (lane && lane.length > 0 && (this.inFlight.get(origin) ?? 0) < this.options.perTargetConcurrency) {
-      this.launch(lane.shift()!);
+      const next = lane.shift()!;
+      if (next.leased_until - this.options.clock.now() < this.options.timeoutMs) this.leased.delete(next);
+      else this.launch(next);
     }
     if (lane && lane.length === 0) this.lanes.delete(origin);
   }
@@ -267,6 +322,8 @@ export class WebhookDeliverer {
       this.finished = [];
       try {
         await this.options.queue.record(batch);
+        // Recorded: the lease is over (kept renewed until here, so a slow record loses nothing).
+        for (const r of batch) this.leased.delete(r.delivery);
       } catch (err) {
         this.finished = batch.concat(this.finished);
         throw err;

@@ -16,6 +16,8 @@ export interface Due {
   type: string;
   occurred_at: string;
   payload: string;
+  /** When this replica's lease ends (ms); moved on by `renew`. */
+  leased_until: number;
 }
 
 /** A due delivery before it is leased: enough to choose by origin. */
@@ -110,8 +112,37 @@ export class DeliveryQueue {
         .orderBy('d.next_attempt_at')
         .orderBy('d.id')
         .execute();
-      return rows.map((r) => ({ ...r, id: Number(r.id) }));
+      return rows.map((r) => ({ ...r, id: Number(r.id), leased_until: now + options.leaseMs }));
     });
+  }
+
+  /**
+   * Extends the leases of deliveries this replica still holds to `leaseMs` from now, and
+   * returns those it still held. A lease that ended and was claimed by another replica (its
+   * `leased_until` is no longer ours), a delivery recorded, cancelled or deleted meanwhile:
+   * not renewed, and the caller lets go of it.
+   */
+  async renew(held: Due[], leaseMs: number): Promise<Due[]> {
+    const until = this.clock.now() + leaseMs;
+    const byLease = new Map<number, Due[]>();
+    for (const d of held) byLease.set(d.leased_until, [...(byLease.get(d.leased_until) ?? []), d]);
+    const renewed = new Set<number>();
+    for (const [leasedUntil, group] of byLease) {
+      for (const ids of chunks(group.map((d) => d.id))) {
+        const rows = await this.db.kysely
+          .updateTable('deliveries')
+          .set({ leased_until: until, next_attempt_at: until })
+          .where('id', 'in', ids)
+          .where('leased_until', '=', leasedUntil)
+          .where('status', '=', 'pending')
+          .returning('id')
+          .execute();
+        for (const row of rows) renewed.add(Number(row.id));
+      }
+    }
+    const kept = held.filter((d) => renewed.has(d.id));
+    for (const d of kept) d.leased_until = until;
+    return kept;
   }
 
   /** Gives up leases of deliveries that were claimed but not sent (a stopping replica). */

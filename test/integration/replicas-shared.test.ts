@@ -112,6 +112,28 @@ describe('delivery records', () => {
   });
 });
 
+describe('delivery leases', () => {
+  test('a held lease is renewed and keeps the delivery from the other replica; one that ran out and was taken over is not renewed', async () => {
+    const [a, b, clock] = await replicas({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    const receiver = await new Receiver().start();
+    cleanups.push(() => receiver.stop());
+    await request(a.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
+    clock.advance(5 * 60_000);
+    expect((await a.services.poller.pollOnce()).events).toBe(1);
+    const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 1000, saturated: [], pick: (c) => c });
+    const held = await claim(a);
+    expect(held).toHaveLength(1);
+    clock.advance(800);
+    expect(await a.services.deliveryQueue.renew(held, 1000)).toEqual(held);
+    expect(held[0]!.leased_until).toBe(clock.now() + 1000);
+    clock.advance(800); // past the first lease's end, within the renewed one
+    expect(await claim(b)).toEqual([]);
+    clock.advance(300); // the renewed lease ran out: the other replica takes the delivery
+    expect(await claim(b)).toHaveLength(1);
+    expect(await a.services.deliveryQueue.renew(held, 1000)).toEqual([]);
+  });
+});
+
 describe('poll leases', () => {
   test('replicas claim disjoint keys; a lease that ends hands the key to the other replica', async () => {
     const [a, b, clock] = await replicas();
