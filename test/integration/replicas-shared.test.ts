@@ -79,14 +79,20 @@ describe('hooks', () => {
   });
 });
 
+/** Two replicas, a hook on a local receiver and one delivery queued (a device went offline). */
+async function replicasWithOneDelivery(): Promise<[TestApp, TestApp, ManualClock]> {
+  const [a, b, clock] = await replicas({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+  const receiver = await new Receiver().start();
+  cleanups.push(() => receiver.stop());
+  await request(a.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
+  clock.advance(5 * 60_000);
+  expect((await a.services.poller.pollOnce()).events).toBe(1);
+  return [a, b, clock];
+}
+
 describe('delivery records', () => {
   test('an attempt recorded twice, or late after the other replica recorded it, counts once', async () => {
-    const [a, b, clock] = await replicas({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
-    const receiver = await new Receiver().start();
-    cleanups.push(() => receiver.stop());
-    await request(a.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
-    clock.advance(5 * 60_000);
-    expect((await a.services.poller.pollOnce()).events).toBe(1);
+    const [a, b, clock] = await replicasWithOneDelivery();
     const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 60_000, saturated: [], pick: (c) => c });
     const [due] = await claim(a);
     expect(due).toBeDefined();
@@ -114,12 +120,7 @@ describe('delivery records', () => {
 
 describe('delivery leases', () => {
   test('a held lease is renewed and keeps the delivery from the other replica; one that ran out and was taken over is not renewed', async () => {
-    const [a, b, clock] = await replicas({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
-    const receiver = await new Receiver().start();
-    cleanups.push(() => receiver.stop());
-    await request(a.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
-    clock.advance(5 * 60_000);
-    expect((await a.services.poller.pollOnce()).events).toBe(1);
+    const [a, b, clock] = await replicasWithOneDelivery();
     const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 1000, saturated: [], pick: (c) => c });
     const held = await claim(a);
     expect(held).toHaveLength(1);
