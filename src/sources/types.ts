@@ -1,26 +1,13 @@
+import type { z } from 'zod';
+import type { Device as DeviceSchema, Group as GroupSchema, Item as ItemSchema, Menu as MenuSchema } from '../http/responses.js';
+
 /** The catalog as the rest of the app sees it, whichever source (embedded or upstream) serves it. */
 
-/** Seed 2.1. `id` is lower case here; the device-list route prints it upper case. */
-export interface Device {
-  id: string;
-  name: string;
-  timezone: string;
-  screen_resolution: string;
-  screen_orientation: string;
-  registered_at: string;
-  published_at: string | null;
-  last_heartbeat_at: string | null;
-  is_online: boolean;
-  offline_startup: boolean;
-  offline_startup_delay_minutes: number;
-  open_dev_tools: boolean;
-  display_connected: boolean;
-  connection_type: string;
-  wifi_ssid: string | null;
-  wifi_signal_strength: number | null;
-  updated_at: string;
-  created_at: string;
-}
+/**
+ * A device (seed 2.1), exactly as the response schema in http/responses.ts describes it.
+ * `id` is lower case here; the device-list route prints it upper case.
+ */
+export type Device = z.infer<typeof DeviceSchema>;
 
 export interface DeviceQuery {
   isOnline?: boolean;
@@ -35,38 +22,10 @@ export interface DevicePage {
   data: Device[];
 }
 
-/** Seed 2.3. */
-export interface Item {
-  metadata: { items: { total: number } };
-  id: string;
-  name: string;
-  description: string | null;
-  price: number | null;
-  calories: number | null;
-  tags: string[];
-  inStock: boolean;
-  items: Item[];
-}
-
-/** Seed 2.2. */
-export interface Group {
-  metadata: { groups: { total: number }; items: { total: number } };
-  id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  groups: Group[];
-  items: Item[];
-}
-
-/** CONTRACT 5: a menu record of `GET /v1/menus`. */
-export interface Menu {
-  id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  metadata: { groups: { total: number } };
-}
+/** An item (seed 2.3), a group (seed 2.2) and a menu (CONTRACT 5), as their response schemas describe them. */
+export type Item = z.infer<typeof ItemSchema>;
+export type Group = z.infer<typeof GroupSchema>;
+export type Menu = z.infer<typeof MenuSchema>;
 
 /** A menu with its whole group tree. */
 export interface MenuTree extends Menu {

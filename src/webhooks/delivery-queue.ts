@@ -124,21 +124,19 @@ export class DeliveryQueue {
    */
   async renew(held: Due[], leaseMs: number): Promise<Due[]> {
     const until = this.clock.now() + leaseMs;
-    const byLease = new Map<number, Due[]>();
-    for (const d of held) byLease.set(d.leased_until, [...(byLease.get(d.leased_until) ?? []), d]);
     const renewed = new Set<number>();
-    for (const [leasedUntil, group] of byLease) {
-      for (const ids of chunks(group.map((d) => d.id))) {
-        const rows = await this.db.kysely
-          .updateTable('deliveries')
-          .set({ leased_until: until, next_attempt_at: until })
-          .where('id', 'in', ids)
-          .where('leased_until', '=', leasedUntil)
-          .where('status', '=', 'pending')
-          .returning('id')
-          .execute();
-        for (const row of rows) renewed.add(Number(row.id));
-      }
+    // One statement per chunk: a row is still ours when its lease end is one this replica
+    // set (a takeover sets a later one).
+    for (const part of chunks(held)) {
+      const rows = await this.db.kysely
+        .updateTable('deliveries')
+        .set({ leased_until: until, next_attempt_at: until })
+        .where('id', 'in', part.map((d) => d.id))
+        .where('leased_until', 'in', [...new Set(part.map((d) => d.leased_until))])
+        .where('status', '=', 'pending')
+        .returning('id')
+        .execute();
+      for (const row of rows) renewed.add(Number(row.id));
     }
     const kept = held.filter((d) => renewed.has(d.id));
     for (const d of kept) d.leased_until = until;
