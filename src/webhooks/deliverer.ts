@@ -33,7 +33,7 @@ const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
 const coalesceMs = 2;
 /** Rounds of sends claimed ahead per origin. */
-const lookahead = 4;
+const lookahead = 8;
 /** Held leases are renewed this many times per lease. */
 const renewalsPerLease = 4;
 
@@ -226,8 +226,11 @@ export class WebhookDeliverer {
     const perOrigin = this.options.perTargetConcurrency * lookahead;
     const origins = new Set([...this.inFlight.keys(), ...this.lanes.keys()]);
     const saturated = [...origins].filter((origin) => this.held(origin) >= perOrigin);
+    // Candidates enough to top up every origin with room, and one origin's worth for origins
+    // not held yet (a full origin is skipped in the query, so others surface at the next claim).
+    const wanted = [...origins].reduce((n, origin) => n + Math.max(0, perOrigin - this.held(origin)), perOrigin);
     const claimed = await this.options.queue.claim({
-      limit: Math.min(room, 200),
+      limit: Math.min(room, 200, wanted),
       leaseMs: this.leaseMs,
       saturated,
       pick: (candidates) => {
