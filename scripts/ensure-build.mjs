@@ -1,8 +1,15 @@
 // Builds dist/ when it is missing or older than a source file, so `npm start` works on a
 // fresh clone. Kept dependency-free: it runs before anything is compiled.
+//
+// `node scripts/ensure-build.mjs <module> [args...]` (every npm script) then runs that module
+// in this same process. npm's `sh -c` then holds one command, which sh replaces itself with,
+// so a signal sent to npm (SIGTERM from a supervisor or a container runtime) reaches the
+// service. With `ensure-build && node main.js`, sh stayed in between: SIGTERM ended npm and
+// sh and left the service running, orphaned, and SIGINT never reached it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = new URL('..', import.meta.url).pathname;
 const stamp = join(root, 'dist', '.build-stamp');
@@ -36,7 +43,8 @@ for (;;) {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
   }
 }
-process.on('exit', () => rmdirSync(lock));
+const releaseLock = () => rmdirSync(lock);
+process.on('exit', releaseLock);
 
 const sources = Math.max(
   newestMtime(join(root, 'src')),
@@ -52,4 +60,13 @@ if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
   console.error('Building (tsc)...');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   execFileSync(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(stamp)}, '')`]);
+}
+
+const [target, ...args] = process.argv.slice(2);
+if (target) {
+  process.removeListener('exit', releaseLock);
+  releaseLock();
+  const path = resolve(root, target);
+  process.argv = [process.argv[0], path, ...args];
+  await import(pathToFileURL(path).href);
 }

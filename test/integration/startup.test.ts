@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -124,4 +124,42 @@ describe('start-up errors: one line, exit 1', () => {
     const line = await failure({ PORT: '0', DATABASE_PATH: join(dir, 'c.db'), DATASET: dataset });
     expect(line).toBe(`Dataset ${dataset} is not valid JSON at line 4, column 3: trailing comma before ']'`);
   });
+});
+
+describe('npm start', () => {
+  test('SIGTERM sent to npm itself (as a supervisor or a container runtime sends it) stops the service gracefully', async () => {
+    const cwd = newDir();
+    const npm = spawn('npm', ['start'], {
+      cwd: projectRoot,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: join(cwd, 'connector.db'), LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so that whatever it started is killed at the end, even an
+      // orphan (the signal under test goes to npm's pid alone).
+      detached: true,
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 120_000;
+      while (!/http:\/\/127\.0\.0\.1:\d+/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const base = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+      expect(base).toBeDefined();
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      npm.kill('SIGTERM');
+      const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
+      expect(code).not.toBe('hung');
+      // The service itself got the signal and shut down; it is not left running, orphaned.
+      expect(output).toContain('"signal":"SIGTERM"');
+      expect(output).toContain('"msg":"stopped"');
+      await expect(fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
+  }, 150_000);
 });
