@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Engine } from '../../src/db/database.js';
+import { withPgClient } from '../../src/db/pg-client.js';
 
 /**
  * Where a bench connector stores its data. SQLite: a file (the caller's temp folder).
@@ -21,17 +22,13 @@ export async function benchDatabaseUrl(engine: Engine, label: string): Promise<{
 }
 
 async function adminQuery(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  try {
-    await client.connect();
-  } catch (err) {
-    throw new Error(`PostgreSQL rows need a server: set BENCH_DATABASE_URL (${(err as Error).message})`);
-  }
-  try {
+  let connected = false;
+  await withPgClient(url, async (client) => {
+    connected = true;
     await client.query(text);
-  } finally {
-    await client.end();
-  }
+  }).catch((err: Error) => {
+    throw connected ? err : new Error(`PostgreSQL rows need a server: set BENCH_DATABASE_URL (${err.message})`);
+  });
 }
 
 /** The engines the storage rows run on: both, unless BENCH_ENGINES names one (`sqlite` or `postgres`). */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { withPgClient } from '../../src/db/pg-client.js';
 import { freePortRange } from '../../src/cluster/ports.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/cluster/postgres.js';
 import { Replica } from '../../src/cluster/replicas.js';
@@ -54,13 +54,7 @@ async function enrolAll(replica: Replica): Promise<void> {
 }
 
 async function query<T>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
+  return withPgClient(url, async (client) => (await client.query(sql)).rows as T[]);
 }
 
 /** One interval of warm-up, then `measuredIntervals` intervals of poll records. */

@@ -1,5 +1,5 @@
-import pg from 'pg';
 import type { RunningPostgres } from './postgres.js';
+import { withPgClient } from '../db/pg-client.js';
 import type { Replica } from './replicas.js';
 
 /**
@@ -32,24 +32,14 @@ export function replicaOutput() {
 
 /** Creates `database` on the server unless it exists (CREATE DATABASE has no IF NOT EXISTS). */
 export async function ensureDatabase(serverUrl: string, database: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
+  await withPgClient(serverUrl, async (client) => {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 async function serverVersion(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return String((await client.query('SHOW server_version')).rows[0].server_version);
-  } finally {
-    await client.end();
-  }
+  return withPgClient(url, async (client) => String((await client.query('SHOW server_version')).rows[0].server_version));
 }
 
 export async function summary(input: { postgres: RunningPostgres | null; databaseUrl: string; replicas: Replica[]; demoKey: string | null }): Promise<string> {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Db, type Engine } from '../../src/db/database.js';
+import { withPgClient } from '../../src/db/pg-client.js';
 
 /**
  * Which engine the suite runs on: jest's `postgres` project sets TEST_ENGINE=postgres, and
@@ -46,13 +47,7 @@ const created = new Set<string>();
 const free: string[] = [];
 
 async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: postgresUrl() });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+  return withPgClient(postgresUrl(), work);
 }
 
 async function emptySchema(schema: string): Promise<void> {

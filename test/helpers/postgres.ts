@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { withPgClient } from '../../src/db/pg-client.js';
 
 /**
  * Fresh PostgreSQL databases for tests. The server is the one at `TEST_DATABASE_URL` (any
@@ -30,13 +31,7 @@ function serverUrl(): string {
 
 /** Runs `fn` on a short-lived connection to the server's maintenance database (the URL's own). */
 export async function withServer<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl(), connectionTimeoutMillis: 10_000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
+  return withPgClient(serverUrl(), fn);
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {

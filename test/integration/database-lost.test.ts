@@ -1,6 +1,7 @@
 import { expect, test } from '@jest/globals';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { withPgClient } from '../../src/db/pg-client.js';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { openTestDatabase, postgresUrl, testEngine } from '../helpers/engine.js';
 
@@ -33,4 +34,19 @@ onPostgres('a connection killed inside a transaction fails it as unavailable; th
     await db.close();
     await drop();
   }
+});
+
+onPostgres('a short-lived admin connection ended by the server while idle fails its next query; the process carries on', async () => {
+  const failure = await withPgClient(postgresUrl(), async (client) => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await withPgClient(postgresUrl(), (admin) => admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]));
+    // Idle now: the end of its connection arrives as an 'error' event (unheard, it would end the process).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await client.query('SELECT 1');
+  }).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(failure).toBeInstanceOf(Error);
+  expect(isDatabaseUnavailable(failure)).toBe(true);
 });
