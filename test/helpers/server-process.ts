@@ -6,12 +6,7 @@ import { projectRoot } from '../../src/paths.js';
 
 export const mainJs = join(projectRoot, 'dist', 'src', 'main.js');
 
-/** Compiles dist/ when it is missing or older than src/ (what `npm start` does). */
-export async function ensureBuild(): Promise<void> {
-  const child = spawn(process.execPath, [join(projectRoot, 'scripts', 'ensure-build.mjs')], { cwd: projectRoot, stdio: 'inherit' });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new Error(`ensure-build failed (${code})`);
-}
+export { ensureBuild } from './processes.js';
 
 export interface Exit {
   code: number | null;

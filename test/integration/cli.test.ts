@@ -12,6 +12,7 @@ import { migrations } from '../../src/db/migrations.js';
 import { projectRoot } from '../../src/paths.js';
 import { buildTestApp, sqlHelpers, type TestApp } from '../helpers/app.js';
 import { postgresUrl } from '../helpers/engine.js';
+import { ensureBuild } from '../helpers/processes.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
@@ -32,9 +33,7 @@ const apps: TestApp[] = [];
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-cli-test-'));
-  // Compiles dist/ with tsc when it is missing or older than src/.
-  const build = await run(process.execPath, [join(projectRoot, 'scripts', 'ensure-build.mjs')], {}, 170_000);
-  if (build.code !== 0) throw new Error(`ensure-build failed (${build.code}):\n${build.stderr}${build.stdout}`);
+  await ensureBuild();
   for (const file of [importCli, keysCli, mainJs]) expect(existsSync(file)).toBe(true);
 }, 180_000);
 

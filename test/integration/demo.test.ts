@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../src/paths.js';
 import { demoKey } from '../../src/demo/banner.js';
 import { Child, demoJs } from '../helpers/child.js';
+import { ensureBuild } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /**
@@ -17,9 +16,9 @@ let tmp: string;
 let child: Child | undefined;
 let receiver: Receiver | undefined;
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-demo-test-'));
-  execFileSync(process.execPath, [join(projectRoot, 'scripts', 'ensure-build.mjs')], { stdio: 'pipe', timeout: 170_000 });
+  await ensureBuild();
 }, 180_000);
 
 afterAll(async () => {

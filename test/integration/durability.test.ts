@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { projectRoot } from '../../src/paths.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
+import { ensureBuild } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -168,15 +169,7 @@ function writeDataset(dir: string): string {
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-durability-'));
-  return new Promise<void>((resolve, reject) => {
-    // Compiles dist/ with tsc when it is missing or older than src/.
-    const build = spawn(process.execPath, [join(projectRoot, 'scripts', 'ensure-build.mjs')], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    build.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    build.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    build.on('error', reject);
-    build.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ensure-build failed (${code}):\n${output}`))));
-  });
+  await ensureBuild();
 }, 180_000);
 
 afterAll(async () => {

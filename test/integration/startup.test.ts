@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { Child, importJs, mainJs } from '../helpers/child.js';
+import { ensureBuild } from '../helpers/processes.js';
 
 /**
  * `node dist/src/main.js` as a real process (CONTRACT 1): a `.env` in the working directory is
@@ -15,10 +16,9 @@ import { Child, importJs, mainJs } from '../helpers/child.js';
 let tmp: string;
 const children: Child[] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-startup-test-'));
-  // Compiles dist/ with tsc when it is missing or older than src/.
-  execFileSync(process.execPath, [join(projectRoot, 'scripts', 'ensure-build.mjs')], { stdio: 'pipe', timeout: 170_000 });
+  await ensureBuild();
   expect(existsSync(mainJs)).toBe(true);
 }, 180_000);
 

@@ -14,6 +14,7 @@ import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { findNode22 } from '../helpers/node22.js';
+import { ensureBuild } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -432,9 +433,7 @@ describe('npm run export -- zapier', () => {
     });
 
   beforeAll(async () => {
-    // Compiles dist/ with tsc when it is missing or older than src/.
-    const build = await run([join(projectRoot, 'scripts', 'ensure-build.mjs')], 170_000);
-    if (build.code !== 0) throw new Error(`ensure-build failed (${build.code}):\n${build.stderr}${build.stdout}`);
+    await ensureBuild();
   }, 180_000);
 
   test('writes the app into a new folder and says how to push it', async () => {
