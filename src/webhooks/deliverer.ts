@@ -85,7 +85,7 @@ export class WebhookDeliverer {
 
   /**
    * A claim's lease covers one send and its record (2 × WEBHOOK_TIMEOUT_MS + 5 s) and is
-   * renewed while the delivery waits in its lane or is in flight, so a replica that dies
+   * renewed while the delivery waits in its lane, is in flight or waits for its record, so a replica that dies
    * leaves its deliveries due again within that, however far ahead it had claimed.
    */
   private get leaseMs(): number {
@@ -95,7 +95,7 @@ export class WebhookDeliverer {
   start(): void {
     this.stopped = false;
     this.schedule(0);
-    this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / renewalsPerLease)));
+    this.renewTimer = setInterval(() => this.renew(), Math.max(50, Math.floor(this.leaseMs / renewalsPerLease)));
     this.renewTimer.unref();
   }
 
@@ -103,8 +103,8 @@ export class WebhookDeliverer {
    * Renews the leases held; a delivery whose lease was lost (it ran out while the database was
    * away and another replica claimed it, or it was cancelled) is dropped from its lane unsent.
    */
-  private renew(): Promise<void> {
-    if (this.renewing || this.leased.size === 0) return this.renewing ?? Promise.resolve();
+  private renew(): void {
+    if (this.renewing || this.leased.size === 0) return;
     const held = [...this.leased];
     this.renewing = this.options.queue
       .renew(held, this.leaseMs)
@@ -125,7 +125,6 @@ export class WebhookDeliverer {
       .finally(() => {
         this.renewing = null;
       });
-    return this.renewing;
   }
 
   /** Stops claiming, lets in-flight deliveries finish (each within its timeout) and records them. */
