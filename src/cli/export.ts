@@ -2,15 +2,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadManifest, ManifestError } from '../manifest/load.js';
-import { zapierApp, ZapierExportError } from '../export/zapier.js';
+import type { Manifest } from '../manifest/schema.js';
+import { exporters, isExportError, platformNames, type Platform } from '../export/platforms.js';
 
 /**
- * `npm run export -- zapier --out <dir> [--base-url <url>]`: writes a Zapier platform app
- * generated from manifests/connector.json. Existing files of the same names are overwritten;
- * anything else in the folder (node_modules, .zapierapprc) is left alone.
+ * `npm run export -- <platform> --out <dir> [--base-url <url>]`: writes a platform app generated
+ * from manifests/connector.json. Existing files of the same names are overwritten; anything else
+ * in the folder (node_modules, .zapierapprc) is left alone.
  */
-const usage = 'Usage: npm run export -- zapier --out <dir> [--base-url <url>]   (default base URL http://localhost:3000)';
-const platforms = ['zapier'] as const;
+const usage = `Usage: npm run export -- <platform> --out <dir> [--base-url <url>]   (platform: ${platformNames.join(', ')}; default base URL http://localhost:3000)`;
 
 function fail(message: string): never {
   console.error(message);
@@ -40,8 +40,9 @@ if (values.help) {
   process.exit(0);
 }
 const [platform, ...extra] = positionals;
-if (platform === undefined) fail('Missing the platform (one of: zapier).');
-if (!(platforms as readonly string[]).includes(platform)) fail(`Unknown platform "${platform}" (one of: ${platforms.join(', ')}).`);
+if (platform === undefined) fail(`Missing the platform (one of: ${platformNames.join(', ')}).`);
+if (!(platformNames as string[]).includes(platform)) fail(`Unknown platform "${platform}" (one of: ${platformNames.join(', ')}).`);
+const exporter = exporters[platform as Platform];
 if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`);
 if (!values.out) fail('Missing --out <dir>.');
 
@@ -49,13 +50,12 @@ const outDir = resolve(values.out);
 const baseUrl = values['base-url'] ?? 'http://localhost:3000';
 
 let files: Map<string, string>;
-let appName = 'Signage Connector';
+let manifest: Manifest;
 try {
-  const manifest = loadManifest();
-  appName = manifest.name;
-  files = zapierApp(manifest, { baseUrl });
+  manifest = loadManifest();
+  files = exporter.files(manifest, { baseUrl });
 } catch (err) {
-  if (err instanceof ZapierExportError || err instanceof ManifestError) fail(err.message);
+  if (isExportError(err) || err instanceof ManifestError) fail(err.message);
   throw err;
 }
 
@@ -72,17 +72,9 @@ try {
 
 const rel = relative(process.cwd(), outDir);
 const shown = rel === '' ? '.' : rel.startsWith('..') ? outDir : rel;
-console.log(`Wrote a Zapier app (${files.size} files) to ${outDir}:`);
+console.log(`Wrote a ${exporter.title} app (${files.size} files) to ${outDir}:`);
 for (const path of [...files.keys()].sort()) console.log(`  ${path}`);
 console.log(`
 It calls the connector at ${baseUrl}; the CONNECTOR_BASE_URL environment variable overrides
-that at run time. Next (${shown}/README.md and docs/zapier.md have the details):
-
-  cd ${shown}
-  npm install                                   # also installs Node.js 22 for the Zapier CLI
-  npx zapier-platform validate --without-style
-  CONNECTOR_API_KEY=<key> npm test              # against the running connector
-
-With a Zapier account: npx zapier-platform login, then
-  npx zapier-platform register "${appName}"   # once
-  npx zapier-platform push`);
+that at run time where the platform allows. Next (${shown}/README.md has the details):
+${exporter.nextSteps(shown, manifest, { baseUrl })}`);

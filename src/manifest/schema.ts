@@ -132,6 +132,68 @@ export const triggerSchema = z.strictObject({
   sample: z.record(z.string(), z.unknown()),
 });
 
+/**
+ * An input of an operation: where its value goes in the request, and the dropdown that fills it.
+ * `optionParams` maps a path parameter of the option source to the input that supplies it
+ * (`{"menuId": "menu_id"}`: the groups dropdown follows the chosen menu).
+ */
+const operationInput = z.strictObject({
+  key: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
+  label: z.string().min(1),
+  helpText: z.string().optional(),
+  type: z.enum(['string', 'integer', 'boolean']),
+  required: z.boolean().default(false),
+  /** A comma-separated list of values (sent as one query parameter). */
+  list: z.boolean().default(false),
+  /** `path`: fills `{key}` in the request path; `query`: the query parameter `param` (default: the key). */
+  in: z.enum(['path', 'query', 'paging']),
+  param: z.string().regex(/^[a-z][a-z0-9_]*$/).optional(),
+  default: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  minimum: z.number().int().optional(),
+  maximum: z.number().int().optional(),
+  optionsFrom: z.string().optional(),
+  optionParams: z.record(z.string(), z.string()).default({}),
+});
+
+/**
+ * A read operation that platforms show as an action or a search. The request names the area's
+ * header (`bearer`: `Authorization: Bearer <key>`, the device area's; `api_key`: `X-API-Key`).
+ * `result` says where the answer's records are: `items` is the field holding the array (absent:
+ * the body is the record itself); `single` picks the one record of the array, and an empty
+ * array is the 404 `notFound`. `paging` (page-numbered lists): every page is fetched until the
+ * input named `limitInput` is reached or the list ends.
+ */
+export const operationSchema = z.strictObject({
+  id: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
+  title: z.string().min(1),
+  description: z.string().min(1),
+  /** The noun of one record (Device, Menu, Group), for platforms that name searches by it. */
+  noun: z.string().min(1),
+  scope,
+  request: z.strictObject({
+    method: z.literal('GET'),
+    path: z.string().regex(/^\/[A-Za-z0-9_\/{}.-]*$/, 'must be an absolute path'),
+    auth: z.enum(['api_key', 'bearer']),
+    query: z.record(z.string(), z.string()).default({}),
+  }),
+  inputs: z.array(operationInput).default([]),
+  result: z.strictObject({
+    items: z.string().optional(),
+    single: z.boolean(),
+    notFound: z.string().optional(),
+  }),
+  paging: z
+    .strictObject({
+      page: z.string(),
+      size: z.string(),
+      maxSize: z.number().int().min(1),
+      total: z.string(),
+      limitInput: z.string(),
+    })
+    .optional(),
+  sample: z.record(z.string(), z.unknown()),
+});
+
 const rateLimitsSchema = z.strictObject({
   failedAuthAttemptsPerMinute: z.number().int().min(1),
   optionsCacheSeconds: z.number().int().min(0),
@@ -158,6 +220,7 @@ export const manifestSchema = z
     auth: authSchema,
     optionSources: z.array(optionSourceSchema),
     triggers: z.array(triggerSchema).default([]),
+    operations: z.array(operationSchema).default([]),
     rateLimits: rateLimitsSchema,
   })
   .superRefine((manifest, ctx) => {
@@ -176,6 +239,41 @@ export const manifestSchema = z
       if (triggerIds.has(trigger.id)) ctx.addIssue({ code: 'custom', path: ['triggers', i, 'id'], message: `duplicate id ${trigger.id}` });
       triggerIds.add(trigger.id);
     });
+    const operationIds = new Set<string>();
+    manifest.operations.forEach((operation, i) => {
+      const at = (...rest: Array<string | number>) => ['operations', i, ...rest];
+      if (operationIds.has(operation.id)) ctx.addIssue({ code: 'custom', path: at('id'), message: `duplicate id ${operation.id}` });
+      operationIds.add(operation.id);
+      const keys = new Set(operation.inputs.map((input) => input.key));
+      const pathParams = [...operation.request.path.matchAll(/\{([a-z0-9_]+)\}/g)].map((m) => m[1]!);
+      for (const param of pathParams) {
+        if (!operation.inputs.some((input) => input.key === param && input.in === 'path' && input.required)) {
+          ctx.addIssue({ code: 'custom', path: at('request', 'path'), message: `{${param}} needs a required input "${param}" in the path` });
+        }
+      }
+      operation.inputs.forEach((input, j) => {
+        if (input.in === 'path' && !pathParams.includes(input.key)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'in'), message: `the path has no {${input.key}}` });
+        checkRef(input.optionsFrom, at('inputs', j, 'optionsFrom'));
+        const source = manifest.optionSources.find((s) => s.id === input.optionsFrom);
+        for (const [param, from] of Object.entries(input.optionParams)) {
+          if (!source?.params.some((p) => p.name === param)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams', param), message: `not a parameter of option source "${input.optionsFrom}"` });
+          if (!keys.has(from)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams', param), message: `unknown input "${from}"` });
+        }
+        for (const param of source?.params ?? []) {
+          if (!(param.name in input.optionParams)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams'), message: `must say which input fills ${param.name}` });
+        }
+      });
+      const limit = operation.paging?.limitInput;
+      if (limit !== undefined && !operation.inputs.some((input) => input.key === limit && input.in === 'paging')) {
+        ctx.addIssue({ code: 'custom', path: at('paging', 'limitInput'), message: `needs an input "${limit}" with "in": "paging"` });
+      }
+      operation.inputs.forEach((input, j) => {
+        if (input.in === 'paging' && input.key !== limit) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'in'), message: 'only the paging.limitInput input is "in": "paging"' });
+      });
+      if (operation.result.single && operation.result.items === undefined && operation.result.notFound !== undefined) {
+        ctx.addIssue({ code: 'custom', path: at('result', 'notFound'), message: 'only a record picked from an array can be missing' });
+      }
+    });
     const seen = new Map<string, number>();
     manifest.optionSources.forEach((source, i) => {
       // Paths are compared as Express matches them: case-insensitively and whatever the
@@ -192,3 +290,5 @@ export const manifestSchema = z
 export type Manifest = z.infer<typeof manifestSchema>;
 export type OptionSource = z.infer<typeof optionSourceSchema>;
 export type Trigger = z.infer<typeof triggerSchema>;
+export type Operation = z.infer<typeof operationSchema>;
+export type OperationInput = Operation['inputs'][number];

@@ -468,7 +468,7 @@ describe('npm run export -- zapier', () => {
 
   test.each([
     [[], /Missing the platform/],
-    [['make', '--out', 'x'], /Unknown platform "make"/],
+    [['workato', '--out', 'x'], /Unknown platform "workato"/],
     [['zapier'], /Missing --out/],
     [['zapier', '--out'], /argument missing|--out/],
     [['zapier', '--out', 'x', '--verbose'], /Unknown option '--verbose'/],
@@ -478,7 +478,7 @@ describe('npm run export -- zapier', () => {
     const result = await run([exportCli, ...(args as string[])]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(message as RegExp);
-    expect(result.stderr).toContain('Usage: npm run export -- zapier --out <dir> [--base-url <url>]');
+    expect(result.stderr).toContain('Usage: npm run export -- <platform> --out <dir> [--base-url <url>]');
     expect(result.stdout).toBe('');
   });
 });

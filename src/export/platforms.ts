@@ -1,0 +1,46 @@
+import type { Manifest } from '../manifest/schema.js';
+import { zapierApp, ZapierExportError } from './zapier.js';
+
+/**
+ * Every platform `npm run export` knows: the folder it writes, generated from the manifest, and
+ * what to do next. A platform's exporter throws `ExportError` (or its own subclass) for a
+ * manifest or base URL it cannot express; the CLI prints its message.
+ */
+export class ExportError extends Error {}
+
+export interface ExportOptions {
+  /** The connector's public base URL, baked in as the default (a trailing slash is dropped). */
+  baseUrl: string;
+}
+
+export interface Exporter {
+  /** The platform's name as people write it (`Zapier`). */
+  title: string;
+  files(manifest: Manifest, options: ExportOptions): Map<string, string>;
+  /** The lines printed after a successful export: `dir` is the folder as the user can type it. */
+  nextSteps(dir: string, manifest: Manifest, options: ExportOptions): string;
+}
+
+const registry = {
+  zapier: {
+    title: 'Zapier',
+    files: (manifest, options) => zapierApp(manifest, options),
+    nextSteps: (dir: string, manifest: Manifest) => `
+  cd ${dir}
+  npm install                                   # also installs Node.js 22 for the Zapier CLI
+  npx zapier-platform validate --without-style
+  CONNECTOR_API_KEY=<key> npm test              # against the running connector
+
+With a Zapier account: npx zapier-platform login, then
+  npx zapier-platform register "${manifest.name}"   # once
+  npx zapier-platform push`,
+  },
+} satisfies Record<string, Exporter>;
+
+export type Platform = keyof typeof registry;
+export const exporters: Record<Platform, Exporter> = registry;
+export const platformNames = Object.keys(exporters) as Platform[];
+
+export function isExportError(err: unknown): err is Error {
+  return err instanceof ExportError || err instanceof ZapierExportError;
+}
