@@ -10,10 +10,11 @@ import { oneKeyAuthPlugin } from './docs-auth.js';
 const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /**
- * The files of swagger-ui-dist the page uses (and their source maps). Its `index.html` and
- * `swagger-initializer.js` point at the public petstore, so they are not served.
+ * The files of swagger-ui-dist the page uses. Its `index.html` and `swagger-initializer.js`
+ * point at the public petstore, and its source maps (1.9 MB, for debugging Swagger UI itself)
+ * are of no use to a reader of the reference, so none of them is served.
  */
-const servedAsset = /^\/(swagger-ui\.css|swagger-ui-bundle\.js|favicon-(16x16|32x32)\.png)(\.map)?$/;
+const servedAsset = /^\/(swagger-ui\.css|swagger-ui-bundle\.js|favicon-(16x16|32x32)\.png)$/;
 
 /** There is no public URL to link the guides to, so the reference names them by path. */
 const guides =

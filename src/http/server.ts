@@ -1,7 +1,7 @@
 import { createServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-/** What Node's HTTP parser rejects, as the JSON errors every other answer uses (CONTRACT 3, 11). */
+/** What Node's HTTP parser rejects, as the JSON errors every other answer uses (docs/api.md, errors). */
 function parserError(code: string | undefined): { status: number; message: string } {
   if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'Request header fields too large' };
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'Request timeout' };
@@ -53,9 +53,36 @@ function answer(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.once('close', () => clearTimeout(timer));
 }
 
+/**
+ * The server's own bounds on a client (docs/service.md). Node's defaults would let a client
+ * that sends its headers a byte at a time hold a socket for a minute and more, since the
+ * timeouts are only checked every 30 s.
+ * - `headersTimeout`: the whole request head must arrive within 10 s (408, then closed);
+ * - `requestTimeout`: the whole request, body included, within 30 s (hook bodies are at most 16 KiB);
+ * - `keepAliveTimeout`: an idle keep-alive connection is closed after 5 s (Node's default, set
+ *   explicitly; behind a load balancer with a longer idle timeout, raise it above that one);
+ * - `connectionsCheckingInterval`: how often the two timeouts are checked.
+ */
+export interface ServerLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  checkIntervalMs: number;
+}
+
+export const serverLimits: ServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, checkIntervalMs: 1_000 };
+
 /** The HTTP server the app runs in, the same in main.ts and in tests. Does not listen. */
-export function createHttpServer(app: RequestListener): Server {
-  const server = createServer(app);
+export function createHttpServer(app: RequestListener, limits: ServerLimits = serverLimits): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+    },
+    app,
+  );
   server.on('clientError', answerClientError);
   return server;
 }

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { createHttpServer } from '../../src/http/server.js';
+import { createHttpServer, serverLimits } from '../../src/http/server.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
  * Requests Node's HTTP parser refuses never reach Express; they must still get the JSON
- * error shape (CONTRACT 3, 11). Raw TCP against the server as main.ts creates it.
+ * error shape (docs/api.md, errors). Raw TCP against the server as main.ts creates it.
  */
 
 let t: TestApp;
@@ -140,5 +140,38 @@ describe('methods the parser accepts but no route serves', () => {
     expect(res!.status).toBeGreaterThanOrEqual(400);
     expect(res!.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res!.body).toEqual({ message: expect.any(String) });
+  });
+});
+
+describe("the server's own time limits (src/http/server.ts serverLimits)", () => {
+  test('the shipped limits are set explicitly on the server main.ts creates', () => {
+    expect(server.headersTimeout).toBe(serverLimits.headersTimeoutMs);
+    expect(server.requestTimeout).toBe(serverLimits.requestTimeoutMs);
+    expect(server.keepAliveTimeout).toBe(serverLimits.keepAliveTimeoutMs);
+    expect(serverLimits).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, checkIntervalMs: 1_000 });
+  });
+
+  test('a client sending its headers a byte at a time is answered 408 and closed at headersTimeout, not a minute later', async () => {
+    const limits = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, keepAliveTimeoutMs: 500, checkIntervalMs: 200 };
+    const slow = createHttpServer(t.app, limits).listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => slow.once('listening', () => resolve()));
+    const started = Date.now();
+    const result = await new Promise<{ text: string; ms: number }>((resolve) => {
+      const socket = connect((slow.address() as AddressInfo).port, '127.0.0.1');
+      let text = '';
+      const drip = setInterval(() => socket.writable && socket.write('a'), 100);
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(drip);
+        resolve({ text, ms: Date.now() - started });
+      });
+    });
+    slow.closeAllConnections();
+    await new Promise<void>((resolve) => slow.close(() => resolve()));
+    expect(result.text).toMatch(/^HTTP\/1\.1 408/);
+    expect(result.text).toContain('{"message":"Request timeout"}');
+    expect(result.ms).toBeLessThan(1_000 + 200 + 1_500);
   });
 });

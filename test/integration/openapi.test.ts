@@ -574,4 +574,9 @@ describe('GET /docs', () => {
     await request(t.app).get('/docs/assets/../package.json').expect(404);
     await request(t.app).get('/docs/assets/%2e%2e/package.json').expect(404);
   });
+
+  test('no source map is served (1.9 MB of Swagger UI internals)', async () => {
+    await request(t.app).get('/docs/assets/swagger-ui-bundle.js.map').expect(404, { message: 'Not found' });
+    await request(t.app).get('/docs/assets/swagger-ui.css.map').expect(404, { message: 'Not found' });
+  });
 });
