@@ -7,6 +7,7 @@ import type { Tables } from '../db/tables.js';
 import { hashKey } from '../auth/keys.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
 import type { Group, Item } from '../sources/types.js';
+import { datasetNestingIssues } from './nesting.js';
 import { datasetSchema, type Dataset, type GroupInput, type ItemInput } from './schema.js';
 import { checkReferences } from './references.js';
 import { chunks, inChunks } from '../db/chunks.js';
@@ -61,6 +62,9 @@ function zodIssues(error: z.ZodError): DatasetIssue[] {
 
 /** Parses and validates a dataset document; throws DatasetError with JSON paths. */
 export function parseDataset(document: unknown): Dataset {
+  // Before the schema: its recursive walk is only safe on trees of bounded depth.
+  const tooDeep = datasetNestingIssues(document).map((issue) => ({ path: jsonPath(issue.path), message: issue.message }));
+  if (tooDeep.length > 0) throw new DatasetError(`Invalid dataset: ${tooDeep.length} problem(s)`, tooDeep);
   const parsed = datasetSchema.safeParse(document);
   if (!parsed.success) {
     const issues = zodIssues(parsed.error);

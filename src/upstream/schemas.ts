@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { groupNestingIssue } from '../dataset/nesting.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
 import { toGroup } from '../dataset/import.js';
 import type { GroupInput, ItemInput } from '../dataset/schema.js';
@@ -76,8 +77,15 @@ const groupSchema: z.ZodType<GroupInput, unknown> = z.lazy(() =>
   }),
 ) as unknown as z.ZodType<GroupInput, unknown>;
 
+/** Nesting past the limits (src/dataset/nesting.ts) is refused before the recursive schema runs. */
 export const groupsEnvelopeSchema: z.ZodType<Group[], unknown> = z
-  .object({ groups: z.array(groupSchema) })
+  .unknown()
+  .superRefine((body, ctx) => {
+    const groups = body !== null && typeof body === 'object' ? (body as { groups?: unknown }).groups : undefined;
+    const issue = groupNestingIssue(groups, ['groups']);
+    if (issue) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message, fatal: true });
+  })
+  .pipe(z.object({ groups: z.array(groupSchema) }))
   .transform((body) => body.groups.map(toGroup));
 
 const menuRecord = z.object({

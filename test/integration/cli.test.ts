@@ -176,6 +176,20 @@ describe('npm run import (dist/src/cli/import.js)', () => {
     expect(dump(dbPath)).toBe(before);
   });
 
+  test('a menu nested 5,000 groups deep exits 1 naming the JSON path and the limit, with no stack trace', async () => {
+    const doc = example();
+    doc.menus[0].groups = ['DEEP'];
+    // Written as text: JSON.stringify itself recurses and would overflow on such a tree.
+    const deep = `${'{"id":"g","name":"Level","groups":['.repeat(5000)}${']}'.repeat(5000)}`;
+    const file = join(tmp, 'deep.json');
+    writeFileSync(file, JSON.stringify(doc).replace('"DEEP"', deep));
+    const result = await importFile(newDbPath(), file);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`  menus[0].groups[0]${'.groups[0]'.repeat(32)}: groups nest more than 32 levels deep here (the limit is 32)`);
+    expect(result.stderr).not.toMatch(/Maximum call stack|\n\s+at /);
+    expect(result.stderr).toContain('Nothing was imported.');
+  });
+
   test('a file that is missing or not JSON exits 1 with a clear message', async () => {
     const dbPath = newDbPath();
     const missing = await importFile(dbPath, join(tmp, 'does-not-exist.json'));

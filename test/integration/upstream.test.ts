@@ -252,6 +252,16 @@ describe('same contract as embedded mode', () => {
     expect(upstream.callsTo('/v1/groups')[0]?.apiKey).toBe(keys.ana);
   });
 
+  test('groups nested past 32 levels upstream are a 502 naming the limit in the log, never a stack overflow', async () => {
+    const t = await connector();
+    // A string body: JSON.stringify itself would overflow on such a tree.
+    const deep = `${'{"id":"g","name":"Level","groups":['.repeat(20_000)}${']}'.repeat(20_000)}`;
+    upstream.failNext({ status: 200, pathPrefix: '/v1/groups', body: `{"groups":[${deep}]}` });
+    const res = await request(t.app).get(`/v1/groups?menus=${menuIds.allDay}`).set(apiKey(keys.ana)).expect(502);
+    expect(res.body).toEqual({ message: 'Upstream unavailable' });
+    await request(t.app).get('/healthz').expect(200);
+  });
+
   test('/v1/menus accepts { "data": [...] } and { "items": [...] }', async () => {
     const record = { id: menuIds.allDay, name: 'All day', description: 'x', tags: ['a'], metadata: { groups: { total: 7 } } };
     const t1 = await connector();
