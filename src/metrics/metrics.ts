@@ -40,6 +40,7 @@ export class Metrics {
   private readonly http: HttpSeries;
   private readonly upstreamRequests: Counter<'area' | 'outcome'>;
   private readonly upstreamDuration: Histogram<'area' | 'outcome'>;
+  private readonly upstreamRejected: Counter<'area' | 'resource'>;
   private readonly cacheLookups: HandleCounter;
   private readonly pollRounds: Counter;
   private readonly keysPolled: Counter<'outcome'>;
@@ -60,6 +61,11 @@ export class Metrics {
 
     this.http = new HttpSeries(this.registry, [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
     this.upstreamRequests = counter('upstream_requests_total', 'Attempts of upstream calls (each retry counts), by area and outcome.', ['area', 'outcome']);
+    this.upstreamRejected = counter(
+      'upstream_records_rejected_total',
+      'Records of upstream answers left out because they do not match the interface, by area and resource.',
+      ['area', 'resource'],
+    );
     this.upstreamDuration = histogram('upstream_request_duration_seconds', 'Time of one upstream attempt, by area and outcome.',
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], ['area', 'outcome']);
     this.cacheLookups = new HandleCounter(this.registry, 'cache_lookups_total', 'Reads of a cache (option lists, upstream answers), by cache and result.');
@@ -93,6 +99,10 @@ export class Metrics {
   }
 
   /** Handles for one cache's hits, misses and stale answers, taken once (a cache read is the hot path). */
+  upstreamRecordRejected(area: 'device' | 'menu', resource: string): void {
+    this.upstreamRejected.inc({ area, resource });
+  }
+
   cacheCounters(cache: string): Record<CacheResult, CounterHandle> {
     const handle = (result: CacheResult) => this.cacheLookups.handle({ cache, result });
     return { hit: handle('hit'), miss: handle('miss'), stale: handle('stale') };

@@ -6,6 +6,7 @@ import type { Clock } from '../time/timestamps.js';
 import { parseRetryAfter } from '../http/retry-after.js';
 import type { Metrics, UpstreamOutcome } from '../metrics/metrics.js';
 import { outcomeOf, statusOutcome, tagged } from '../metrics/upstream-outcome.js';
+import { collectRejected } from './rejected.js';
 import { BodyTooLargeError, discard, readLimited } from './body.js';
 
 export interface UpstreamClientOptions {
@@ -199,11 +200,18 @@ export class UpstreamClient {
       this.options.logger.warn({ area: this.options.area, route: request.path, requestId: request.requestId }, 'upstream body is not JSON');
       throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
-    const parsed = request.schema.safeParse(json);
+    const { result: parsed, rejected } = collectRejected(() => request.schema.safeParse(json));
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`);
       this.options.logger.warn({ area: this.options.area, route: request.path, issues, requestId: request.requestId }, 'upstream body does not match the interface');
       throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
+    }
+    for (const record of rejected) {
+      this.options.logger.warn(
+        { area: this.options.area, route: request.path, resource: record.resource, id: record.id, field: record.field, problem: record.message, requestId: request.requestId },
+        'upstream record does not match the interface; left out of the answer',
+      );
+      this.options.metrics?.upstreamRecordRejected(this.options.area, record.resource);
     }
     return parsed.data;
   }

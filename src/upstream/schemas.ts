@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { groupNestingIssue } from '../dataset/nesting.js';
+import { tolerantArray } from './rejected.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
 import { toGroup } from '../dataset/import.js';
 import type { GroupInput, ItemInput } from '../dataset/schema.js';
@@ -48,9 +49,10 @@ export const deviceSchema: z.ZodType<Device, unknown> = z
     created_at: timestamp,
   }) as z.ZodType<Device, unknown>;
 
+/** A device that does not match is left out of the page (`total` stays the upstream's count). */
 export const devicePageSchema = z.object({
   total: z.number().int().min(0),
-  data: z.array(deviceSchema),
+  data: tolerantArray(deviceSchema, 'device'),
 });
 
 const itemSchema: z.ZodType<ItemInput, unknown> = z.lazy(() =>
@@ -72,7 +74,7 @@ const groupSchema: z.ZodType<GroupInput, unknown> = z.lazy(() =>
     name: z.string(),
     description: z.string().nullable().default(null),
     tags: z.array(z.string()).default([]),
-    groups: z.array(groupSchema).default([]),
+    groups: tolerantArray(groupSchema, 'group').default([]),
     items: z.array(itemSchema).default([]),
   }),
 ) as unknown as z.ZodType<GroupInput, unknown>;
@@ -85,7 +87,7 @@ export const groupsEnvelopeSchema: z.ZodType<Group[], unknown> = z
     const issue = groupNestingIssue(groups, ['groups']);
     if (issue) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message, fatal: true });
   })
-  .pipe(z.object({ groups: z.array(groupSchema) }))
+  .pipe(z.object({ groups: tolerantArray(groupSchema, 'group') }))
   .transform((body) => body.groups.map(toGroup));
 
 const menuRecord = z.object({
@@ -99,9 +101,10 @@ const menuRecord = z.object({
 export type UpstreamMenu = Omit<Menu, 'metadata'> & { metadata?: Menu['metadata'] };
 
 /** `/v1/menus` answers an array, or an object holding one (`menus`, `data` or `items`). */
+const menuList = tolerantArray(menuRecord, 'menu');
 export const menusSchema: z.ZodType<UpstreamMenu[], unknown> = z.union([
-  z.array(menuRecord),
-  z.object({ menus: z.array(menuRecord) }).transform((b) => b.menus),
-  z.object({ data: z.array(menuRecord) }).transform((b) => b.data),
-  z.object({ items: z.array(menuRecord) }).transform((b) => b.items),
+  menuList,
+  z.object({ menus: menuList }).transform((b) => b.menus),
+  z.object({ data: menuList }).transform((b) => b.data),
+  z.object({ items: menuList }).transform((b) => b.items),
 ]);

@@ -44,6 +44,8 @@ export interface TestAppOptions {
   databasePath?: string;
   /** PostgreSQL: keep the schema at close (a test that rebuilds the app onto the same data). */
   keep?: boolean;
+  /** Collects the app's log lines (JSON) at LOG_LEVEL, instead of discarding them. */
+  logLines?: string[];
 }
 
 /** Raw-SQL helpers over a database (tests inspect and set up state with them). */
@@ -65,7 +67,9 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const clock = options.clock ?? new ManualClock();
   const { db, drop } = await openTestDatabase(options.databasePath);
   if (options.dataset) await importDataset(db, options.dataset, { nowMs: clock.now() });
-  const services = buildServices({ config, logger: createLogger(config.LOG_LEVEL), clock, db });
+  const lines = options.logLines;
+  const logger = lines ? createLogger(config.LOG_LEVEL, { write: (line: string) => void lines.push(line) }) : createLogger(config.LOG_LEVEL);
+  const services = buildServices({ config, logger, clock, db });
   return {
     app: createApp(services),
     services,

@@ -486,7 +486,6 @@ describe('retries', () => {
 describe('bodies are validated', () => {
   const cases: Array<[string, string, Record<string, string>, unknown]> = [
     ['non-JSON with 200', '/devices', bearer(keys.ana), '<html>'],
-    ['a device list missing device fields', '/devices', bearer(keys.ana), { total: 1, data: [{ id: 'A4:83:E7:1F:2B:01', name: 'x' }] }],
     ['a device missing fields', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), { id: 'a4:83:e7:1f:2b:01', name: 'Front counter' }],
     ['a total of the wrong type', '/devices', bearer(keys.ana), { total: '4', data: [] }],
     ['a device field of the wrong type', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ is_online: 'yes' })],
@@ -494,9 +493,7 @@ describe('bodies are validated', () => {
     ['a timestamp that is not one', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ registered_at: 'yesterday' })],
     ['a fractional integer', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ wifi_signal_strength: -54.5 })],
     ['a device list that is not a list', '/devices', bearer(keys.ana), [upstreamDevice()]],
-    ['menus of the wrong type', '/v1/menus', apiKey(keys.ana), { menus: [{ id: 7, name: 'x' }] }],
     ['a menus body with no array', '/v1/menus', apiKey(keys.ana), { menus: 'none' }],
-    ['groups of the wrong shape', '/v1/groups', apiKey(keys.ana), { groups: [{ id: 'g', name: 'G', items: [{ id: 'i', name: 'I' }] }] }],
     ['an empty body', '/v1/groups', apiKey(keys.ana), ''],
   ];
 
@@ -514,6 +511,59 @@ describe('bodies are validated', () => {
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(502);
     await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     expect(upstream.callsTo('/v1/menus')).toHaveLength(2);
+  });
+});
+
+describe('an invalid record is left out of its answer, logged and counted; the rest is served', () => {
+  async function watched(): Promise<{ t: TestApp; lines: string[] }> {
+    const lines: string[] = [];
+    const t = await buildTestApp({
+      env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '1', LOG_LEVEL: 'warn' },
+      logLines: lines,
+    });
+    apps.push(t);
+    return { t, lines };
+  }
+  const warnings = (lines: string[]) =>
+    lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'upstream record does not match the interface; left out of the answer');
+
+  test('a device with an impossible timestamp: the list, the dropdown and the count of the others are served', async () => {
+    const { t, lines } = await watched();
+    const good = upstreamDevice({ id: 'A4:83:E7:1F:2B:02', name: 'Good screen' });
+    const bad = upstreamDevice({ id: 'A4:83:E7:1F:2B:01', last_heartbeat_at: '2026-02-30T10:00:00Z' });
+    upstream.failNext({ status: 200, pathPrefix: '/devices', body: { total: 2, data: [bad, good] } });
+    const list = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
+    expect(list.body.data.map((d: { id: string }) => d.id)).toEqual(['A4:83:E7:1F:2B:02']);
+    expect(warnings(lines)).toEqual([
+      expect.objectContaining({ level: 40, area: 'device', resource: 'device', id: 'A4:83:E7:1F:2B:01', field: 'last_heartbeat_at' }),
+    ]);
+    expect(lines.join('\n')).not.toContain(keys.ana);
+    const scrape = await request(t.app).get('/metrics').expect(200);
+    expect(scrape.text).toMatch(/^upstream_records_rejected_total\{area="device",resource="device"\} 1$/m);
+  });
+
+  test('a group with a missing field is left out with its subtree; its siblings are served', async () => {
+    const { t, lines } = await watched();
+    const groups = [
+      { id: 'g-ok', name: 'Kept', description: null, tags: [], groups: [{ id: 'g-child-bad', tags: [], groups: [], items: [] }], items: [] },
+      { id: 'g-bad', name: 'Broken', groups: [], items: [{ id: 'i', name: 'No stock flag' }] },
+    ];
+    upstream.failNext({ status: 200, pathPrefix: '/v1/groups', body: { groups } });
+    const res = await request(t.app).get(`/v1/groups?menus=${menuIds.allDay}`).set(apiKey(keys.ana)).expect(200);
+    expect(res.body.groups.map((g: { id: string; groups: unknown[] }) => [g.id, g.groups.length])).toEqual([['g-ok', 0]]);
+    expect(res.body.metadata).toEqual({ groups: { total: 1 } });
+    expect(warnings(lines).map((w) => [w.resource, w.id, w.field])).toEqual([
+      ['group', 'g-child-bad', 'name'],
+      ['group', 'g-bad', 'items.0.inStock'],
+    ]);
+  });
+
+  test('a menu record of the wrong type is left out of the menu list', async () => {
+    const { t, lines } = await watched();
+    upstream.failNext({ status: 200, pathPrefix: '/v1/menus', body: { menus: [{ id: 7, name: 'x' }, { id: menuIds.allDay, name: 'All day', metadata: { groups: { total: 1 } } }] } });
+    const res = await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
+    expect(res.body).toEqual([['All day', menuIds.allDay]]);
+    expect(warnings(lines).map((w) => [w.resource, w.id, w.field])).toEqual([['menu', null, 'id']]);
   });
 });
 
