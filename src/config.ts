@@ -60,6 +60,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
     .optional(),
   DATABASE_POOL_SIZE: intIn(1, 1000).default(10),
+  DATABASE_TIMEOUT_MS: intIn(100, 600_000).default(5000),
   WEBHOOK_TARGET_CONCURRENCY: intIn(1, 1000).default(8),
   METRICS_TOKEN: z.string().min(1).optional(),
 });

@@ -22,7 +22,7 @@ export interface Db {
    * `fn`, use only `trx` (on SQLite the one connection is held until `fn` ends).
    */
   transaction<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
-  /** Throws when the database cannot answer. */
+  /** Throws when the database cannot serve a real read and a write (`/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -36,11 +36,29 @@ export interface OpenOptions {
   schema?: string;
   /** Errors of idle pooled connections (a restarting server); they never crash the process. */
   onPoolError?: (err: Error) => void;
+  /**
+   * `DATABASE_TIMEOUT_MS` (default 5000): the longest a statement, a lock wait or a wait for a
+   * pooled connection may take (SQLite: the busy wait). Past it the statement fails with an
+   * error that `isDatabaseUnavailable` recognises, so a request answers 503.
+   */
+  timeoutMs?: number;
+}
+
+const defaultTimeoutMs = 5_000;
+
+/** One read and one write, on either engine. */
+async function readAndWrite(kysely: Kysely<Tables>): Promise<void> {
+  await kysely
+    .insertInto('readiness_probe')
+    .values({ id: 1, checked_at: new Date().toISOString() })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ checked_at: (eb) => eb.ref('excluded.checked_at') }))
+    .execute();
+  await kysely.selectFrom('readiness_probe').select('checked_at').where('id', '=', 1).executeTakeFirstOrThrow();
 }
 
 /** Opens the database and applies pending migrations (once, even with replicas starting together). */
 export async function openDatabase(options: OpenOptions): Promise<Db> {
-  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db');
+  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs);
   try {
     if (db.engine === 'postgres') await migratePostgres(db.kysely);
     return db;
@@ -50,15 +68,30 @@ export async function openDatabase(options: OpenOptions): Promise<Db> {
   }
 }
 
-function openSqlite(path: string): Db {
+function openSqlite(path: string, timeoutMs: number): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new BetterSqlite3(path);
+  // At open, nothing else runs yet: the journal switch and the migrations may wait the whole bound.
+  raw.pragma(`busy_timeout = ${Math.floor(timeoutMs)}`);
   raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
-  raw.pragma('busy_timeout = 5000');
   raw.pragma('synchronous = NORMAL');
   migrateSqlite(raw);
-  const kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statementCache(raw) }) });
+  // Serving: better-sqlite3 is synchronous, so SQLite's own busy wait would block the event
+  // loop, and every other request, for as long as another process holds the write lock. It is
+  // kept short; statements wait for the lock asynchronously instead (`patiently`), up to `timeoutMs`.
+  raw.pragma(`busy_timeout = ${Math.min(sqliteBusySpinMs, Math.floor(timeoutMs))}`);
+  const kysely = new Kysely<Tables>({
+    dialect: new SqliteDialect({
+      database: statementCache(raw),
+      // Kysely's one SQLite connection runs each statement synchronously; every statement,
+      // `begin immediate` included, goes through the bounded, non-blocking wait below.
+      onCreateConnection: async (connection) => {
+        const execute = connection.executeQuery.bind(connection);
+        connection.executeQuery = (query) => patiently(() => execute(query), timeoutMs);
+      },
+    }),
+  });
   return {
     engine: 'sqlite',
     kysely,
@@ -76,11 +109,29 @@ function openSqlite(path: string): Db {
           throw err;
         }
       }),
-    async ping() {
-      raw.prepare('SELECT 1').get();
-    },
+    ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };
+}
+
+/** SQLite's own (blocking) busy wait per statement. */
+const sqliteBusySpinMs = 50;
+
+/**
+ * Runs one statement, retrying it without blocking while another process holds the write
+ * lock (SQLITE_BUSY), until `timeoutMs` has passed; then the last SQLITE_BUSY is thrown, which
+ * a request answers with 503. A statement that failed busy did nothing, so it is safe to repeat.
+ */
+async function patiently<T>(run: () => Promise<T>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pauseMs = 5; ; pauseMs = Math.min(pauseMs * 2, 100)) {
+    try {
+      return await run();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() + pauseMs > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
 }
 
 /**
@@ -104,12 +155,20 @@ function statementCache(raw: BetterSqlite3.Database, max = 500): SqliteDatabase 
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    // A server that is down or unreachable fails requests in two seconds (503) instead of
-    // hanging them; /readyz gives the database as long.
-    connectionTimeoutMillis: 2000,
+    // Every wait is bounded (docs/configuration.md, DATABASE_TIMEOUT_MS): for a connection
+    // (a down server, or a pool whose connections are all busy), for a statement, for a lock
+    // (a table another connection holds); and, on the client side, for a server that stops
+    // answering mid-statement. Each failure is answered 503 with Retry-After.
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    lock_timeout: timeoutMs,
+    query_timeout: timeoutMs + 2_000,
+    // A transaction left open (a replica frozen mid-transaction) gives its locks back.
+    idle_in_transaction_session_timeout: Math.max(6 * timeoutMs, 30_000),
     idleTimeoutMillis: 30_000,
     // Epoch milliseconds are BIGINT; they fit a JS number exactly, so read them as numbers.
     types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
@@ -135,9 +194,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
     engine: 'postgres',
     kysely,
     transaction: (fn) => kysely.transaction().execute(fn),
-    async ping() {
-      await sql`SELECT 1`.execute(kysely);
-    },
+    ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };
 }

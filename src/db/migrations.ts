@@ -175,6 +175,14 @@ export const migrations: Array<(t: Types) => string> = [
     failures INTEGER NOT NULL
   );
   `,
+  () => `
+  -- /readyz writes here: a database that can be read but not written (a full disk, a
+  -- read-only replica) is not ready.
+  CREATE TABLE readiness_probe (
+    id INTEGER PRIMARY KEY,
+    checked_at TEXT NOT NULL
+  );
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

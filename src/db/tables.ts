@@ -89,6 +89,7 @@ export interface Tables {
     outcome: string;
   };
   failed_attempts: { client: string; window_start: number; failures: number };
+  readiness_probe: { id: number; checked_at: string };
 }
 
 export interface DeviceRow {

@@ -65,7 +65,10 @@ export function sqlHelpers(db: Db): Pick<TestApp, 'all' | 'one' | 'value'> {
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: options.databasePath ?? ':memory:', ...options.env });
   const clock = options.clock ?? new ManualClock();
-  const { db, drop } = await openTestDatabase(options.databasePath);
+  const { db, drop } = await openTestDatabase(options.databasePath, {
+    timeoutMs: config.DATABASE_TIMEOUT_MS,
+    poolSize: options.env?.DATABASE_POOL_SIZE ? config.DATABASE_POOL_SIZE : undefined,
+  });
   if (options.dataset) await importDataset(db, options.dataset, { nowMs: clock.now() });
   const lines = options.logLines;
   const logger = lines ? createLogger(config.LOG_LEVEL, { write: (line: string) => void lines.push(line) }) : createLogger(config.LOG_LEVEL);

@@ -19,21 +19,22 @@ export function postgresUrl(): string {
  * PostgreSQL: a schema of its own in the test database (named after `path` when one is
  * given, so a test can "restart" onto the same data); `drop` removes it.
  */
-export async function openTestDatabase(path?: string): Promise<{ db: Db; drop(): Promise<void> }> {
+export async function openTestDatabase(path?: string, tuning: { timeoutMs?: number; poolSize?: number } = {}): Promise<{ db: Db; drop(): Promise<void> }> {
+  const poolSize = tuning.poolSize ?? 4;
   if (testEngine === 'sqlite') {
-    const db = await openDatabase({ path: path ?? ':memory:' });
+    const db = await openDatabase({ path: path ?? ':memory:', timeoutMs: tuning.timeoutMs });
     return { db, drop: async () => undefined };
   }
   if (path) {
     const schema = `t_${createHash('sha256').update(`${process.pid}:${path}`).digest('hex').slice(0, 16)}`;
     created.add(schema);
-    const db = await openDatabase({ url: postgresUrl(), schema, poolSize: 4 });
+    const db = await openDatabase({ url: postgresUrl(), schema, poolSize, timeoutMs: tuning.timeoutMs });
     return { db, drop: () => dropSchemas([schema]) };
   }
   // Schemas are reused within a test file: emptied at close instead of migrated anew.
   const schema = free.pop() ?? `t_${randomBytes(8).toString('hex')}`;
   created.add(schema);
-  const db = await openDatabase({ url: postgresUrl(), schema, poolSize: 4 });
+  const db = await openDatabase({ url: postgresUrl(), schema, poolSize, timeoutMs: tuning.timeoutMs });
   return {
     db,
     drop: async () => {

@@ -21,6 +21,7 @@ describe('defaults (CONTRACT 1)', () => {
       HOST: '0.0.0.0',
       DATABASE_PATH: 'data/connector.db',
       DATABASE_POOL_SIZE: 10,
+      DATABASE_TIMEOUT_MS: 5000,
       UPSTREAM_TIMEOUT_MS: 5000,
       UPSTREAM_RETRIES: 2,
       OPTIONS_CACHE_TTL_MS: 30000,

@@ -1,0 +1,139 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import request from 'supertest';
+import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { testEngine } from '../helpers/engine.js';
+import { catalog, keys } from '../fixtures/catalog.js';
+
+/**
+ * DATABASE_TIMEOUT_MS bounds every wait on the database (docs/configuration.md): a locked
+ * table, a pool with no free connection, another process holding SQLite's write lock. Past the
+ * bound a request answers 503 with Retry-After, and /readyz says not ready, within its own
+ * timeout; nothing hangs until the client gives up.
+ */
+const timeoutMs = 1_000;
+const apps: TestApp[] = [];
+const dirs: string[] = [];
+const onPostgres = testEngine === 'postgres' ? test : test.skip;
+const onSqlite = testEngine === 'sqlite' ? test : test.skip;
+
+afterAll(async () => {
+  for (const t of apps) await t.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function app(env: Record<string, string> = {}, databasePath?: string): Promise<TestApp> {
+  const t = await buildTestApp({
+    dataset: catalog(),
+    clock: new ManualClock(Date.now()),
+    databasePath,
+    env: { DATABASE_TIMEOUT_MS: String(timeoutMs), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env },
+  });
+  apps.push(t);
+  return t;
+}
+
+const auth = { 'X-API-Key': keys.ana };
+
+/** The answer and how long it took. */
+async function timed(send: () => Promise<request.Response>): Promise<{ res: request.Response; ms: number }> {
+  const started = Date.now();
+  const res = await send();
+  return { res, ms: Date.now() - started };
+}
+
+function expectBounded({ res, ms }: { res: request.Response; ms: number }, bound: number): void {
+  expect(res.status).toBe(503);
+  expect(res.body).toEqual({ message: 'Database unavailable' });
+  expect(res.headers['retry-after']).toMatch(/^\d+$/);
+  expect(ms).toBeLessThan(bound + 1_500);
+}
+
+describe('PostgreSQL', () => {
+  onPostgres('a table locked by another connection: the request answers 503 within DATABASE_TIMEOUT_MS, /readyz too', async () => {
+    const t = await app();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.db.transaction(async (trx) => {
+      await sql`LOCK TABLE hooks, readiness_probe IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      locked();
+      await held;
+    });
+    await isLocked;
+    try {
+      expectBounded(await timed(() => request(t.app).get('/v1/hooks').set(auth)), timeoutMs);
+      const ready = await timed(() => request(t.app).get('/readyz'));
+      expect(ready.res.status).toBe(503);
+      expect(ready.res.body.checks.database).not.toBe('ok');
+      expect(ready.ms).toBeLessThan(2_000 + 1_000);
+    } finally {
+      release();
+      await holder;
+    }
+    await request(t.app).get('/v1/hooks').set(auth).expect(200);
+    await request(t.app).get('/readyz').expect(200);
+  });
+
+  onPostgres('every pooled connection busy: the request answers 503 within DATABASE_TIMEOUT_MS', async () => {
+    const t = await app({ DATABASE_POOL_SIZE: '2' });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    let allStarted!: () => void;
+    const busy = new Promise<void>((resolve) => (allStarted = resolve));
+    const holders = [1, 2].map(() =>
+      t.db.transaction(async (trx) => {
+        await sql`SELECT 1`.execute(trx);
+        if (++started === 2) allStarted();
+        await held;
+      }),
+    );
+    await busy;
+    try {
+      expectBounded(await timed(() => request(t.app).get('/v1/hooks').set(auth)), timeoutMs);
+    } finally {
+      release();
+      await Promise.all(holders);
+    }
+    await request(t.app).get('/v1/hooks').set(auth).expect(200);
+  });
+});
+
+describe('SQLite', () => {
+  onSqlite('another process holding the write lock: a write answers 503 after DATABASE_TIMEOUT_MS; the event loop is never blocked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bounded-waits-'));
+    dirs.push(dir);
+    const file = join(dir, 'connector.db');
+    const t = await app({}, file);
+    const other = new BetterSqlite3(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const write = timed(() =>
+        request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }),
+      );
+      // Meanwhile what needs no database is answered at once: the wait for the lock is
+      // asynchronous (SQLite's own busy wait would block the whole process).
+      for (let i = 0; i < 5; i++) {
+        const health = await timed(() => request(t.app).get('/healthz'));
+        expect(health.res.status).toBe(200);
+        expect(health.ms).toBeLessThan(400);
+      }
+      expectBounded(await write, timeoutMs);
+      expect((await write).ms).toBeGreaterThanOrEqual(timeoutMs - 100);
+      const ready = await request(t.app).get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body.checks.database).not.toBe('ok');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);
+    await request(t.app).get('/readyz').expect(200);
+  });
+});
