@@ -62,6 +62,7 @@ const envSchema = z.object({
   DATABASE_POOL_SIZE: intIn(1, 1000).default(10),
   DATABASE_TIMEOUT_MS: intIn(100, 600_000).default(5000),
   WEBHOOK_TARGET_CONCURRENCY: intIn(1, 1000).default(8),
+  WEBHOOK_MAX_HOOKS_PER_KEY: intIn(1, 1_000_000).default(1000),
   METRICS_TOKEN: z.string().min(1).optional(),
 });
 

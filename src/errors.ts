@@ -3,13 +3,14 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from './db/unavailable.js';
 import { routeOf } from './http/request-log.js';
 
-/** The closed list of error codes and the HTTP status each maps to (CONTRACT section 3). */
+/** The closed list of error codes and the HTTP status each maps to (docs/api.md, Errors). */
 export const errorStatus = {
   validation: 400,
   missing_key: 401,
   invalid_key: 401,
   invalid_scopes: 403,
   not_found: 404,
+  limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -171,7 +171,7 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     eventLog,
     poller,
-    hooks: new HookStore(db, box, clock),
+    hooks: new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY),
     deliverer,
     deliveryQueue,
     metrics,

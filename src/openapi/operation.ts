@@ -21,7 +21,7 @@ export interface ResponseSpec {
   headers?: Record<string, Json>;
 }
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 413 | 415 | 429 | 502 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 502 | 503 | 504;
 
 export interface OperationSpec {
   method: 'get' | 'post' | 'delete';
@@ -98,17 +98,19 @@ export const defaultErrorText: Record<ErrorStatus, string> = {
   401: '`Missing API key` or `Invalid API key`.',
   403: '`Invalid scopes`: the key lacks the scope.',
   404: 'Not found.',
+  409: 'A limit was reached: `message` names it.',
   413: '`Request body is too large`.',
   415: 'An unsupported `Content-Type`, `Content-Encoding` or charset.',
   429: '`Too many requests`: 20 failed key attempts from this client within a minute.',
   502: '`Upstream unavailable` (upstream mode).',
+  503: '`Database unavailable`: the database did not answer within `DATABASE_TIMEOUT_MS`, or cannot be reached; try again after `Retry-After` seconds.',
   504: '`Upstream timeout` (upstream mode).',
 };
 
 function errorResponse(status: ErrorStatus, description: string, spec: OperationSpec): Json {
   const headers: Json = { ...requestIdHeader };
   if (status === 401 && spec.auth?.headers === 'bearer') headers['WWW-Authenticate'] = { $ref: '#/components/headers/WWWAuthenticate' };
-  if (status === 429 || status === 502) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
+  if (status === 429 || status === 502 || status === 503) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
   return { description, headers, content: errorContent };
 }
 
@@ -148,6 +150,7 @@ export function operation(spec: OperationSpec): Json {
     if (spec.auth.scopes.length > 0) errors[403] = defaultErrorText[403];
     errors[429] = defaultErrorText[429];
     errors[502] = defaultErrorText[502];
+    errors[503] = defaultErrorText[503];
     errors[504] = defaultErrorText[504];
   }
   Object.assign(errors, spec.errors);

@@ -164,6 +164,7 @@ export function operations(manifest: Manifest, options: DocumentOptions): Operat
       },
       errors: {
         400: '`body must be a JSON object`, `Request body is not valid JSON`, a body that does not decode per its `Content-Encoding`, or a bad field: `message` names the first, `details` lists every one.',
+        409: 'The key already holds `WEBHOOK_MAX_HOOKS_PER_KEY` hooks that are not disabled (1,000 by default): `message` names the limit. Delete one first.',
         413: defaultErrorText[413],
         415: '`Content-Type must be application/json`, or a `Content-Encoding` (gzip, deflate, br, identity) or charset (utf-8) that is not supported.',
       },

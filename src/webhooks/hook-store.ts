@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
@@ -49,18 +50,22 @@ function toHook(row: HookRow): Hook {
   };
 }
 
-/** REST-hook subscriptions per key (CONTRACT 6.4). Signing secrets are stored sealed. */
+/** REST-hook subscriptions per key (docs/webhooks.md). Signing secrets are stored sealed. */
 export class HookStore {
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: Clock,
+    /** WEBHOOK_MAX_HOOKS_PER_KEY: hooks a key may hold that are not disabled. */
+    private readonly maxPerKey = 1000,
   ) {}
 
   /**
    * Subscribes, idempotently: the same key + URL + events + device ids returns the existing
    * (not disabled) hook, secret included, with `created: false`. The identity's unique index
    * settles two identical subscriptions racing on two replicas: one inserts, the other finds it.
+   * A new hook past `maxPerKey` is a 409 naming the limit; the count and the insert share one
+   * transaction, under a per-key lock on PostgreSQL, so replicas cannot slip past it together.
    */
   async create(keyHash: string, input: HookInput): Promise<{ hook: Hook & { secret: string }; created: boolean }> {
     const events = JSON.stringify([...new Set(input.events)].sort());
@@ -77,12 +82,27 @@ export class HookStore {
       status_reason: null,
       created_at: formatMicros(this.clock.now() * 1000),
     };
-    const inserted = await this.db.kysely
-      .insertInto('hooks')
-      .values({ ...row, key_hash: keyHash, identity, target_origin: targetOrigin(input.target_url) })
-      .onConflict((oc) => oc.doNothing())
-      .returning('id')
-      .executeTakeFirst();
+    const inserted = await this.db.transaction(async (trx) => {
+      if (this.db.engine === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${`hooks:${keyHash}`}))`.execute(trx);
+      const same = await trx.selectFrom('hooks').select('id').where('identity', '=', identity).where('status', '!=', 'disabled').executeTakeFirst();
+      if (!same) {
+        const { held } = await trx
+          .selectFrom('hooks')
+          .select((eb) => eb.fn.countAll<number>().as('held'))
+          .where('key_hash', '=', keyHash)
+          .where('status', '!=', 'disabled')
+          .executeTakeFirstOrThrow();
+        if (Number(held) >= this.maxPerKey) {
+          throw new AppError('limit_reached', `This key already holds ${this.maxPerKey} hooks, the most it may (WEBHOOK_MAX_HOOKS_PER_KEY); delete one first`);
+        }
+      }
+      return trx
+        .insertInto('hooks')
+        .values({ ...row, key_hash: keyHash, identity, target_origin: targetOrigin(input.target_url) })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst();
+    });
     if (inserted) return { hook: { ...toHook(row), secret }, created: true };
     const existing = await this.db.kysely
       .selectFrom('hooks')
