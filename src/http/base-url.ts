@@ -45,3 +45,16 @@ function fallbackHost(req: Request): string {
   const localPort = req.socket.localPort;
   return localPort ? `localhost:${localPort}` : 'localhost';
 }
+
+/**
+ * The same request with the next page's cursor, absolute: the target of a `Link: <…>;
+ * rel="next"` header. Serialised by the URL parser, so nothing from the request line can close
+ * the `<…>` or add a parameter.
+ */
+export function nextPageUrl(req: Request, publicUrl: string | undefined, cursor: string): string {
+  const url = new URL(`${publicBaseUrl(req, publicUrl)}${req.baseUrl}${req.path}`);
+  const search = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+  search.set('cursor', cursor);
+  url.search = search.toString();
+  return url.href;
+}

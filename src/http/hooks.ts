@@ -6,8 +6,9 @@ import { jsonPath } from '../dataset/import.js';
 import { enrolKey } from '../triggers/device-triggers.js';
 import { eventTypes } from '../triggers/transitions.js';
 import { resolveTargetProblem } from '../webhooks/target-guard.js';
-import { parseParams } from './query.js';
-import { hookBody, hookParams } from './schemas.js';
+import { nextPageUrl } from './base-url.js';
+import { parseParams, parseQuery } from './query.js';
+import { decodeHookCursor, encodeHookCursor, hookBody, hookListQuery, hookParams } from './schemas.js';
 
 /**
  * A body that is not declared as JSON is refused before it is read (a form or text body would
@@ -53,7 +54,12 @@ export function hookRoutes(services: Services): Router {
   });
 
   router.get('/v1/hooks', ...auth, async (req, res) => {
-    res.json(await services.hooks.list(principalOf(req).keyHash));
+    const { limit, cursor } = parseQuery(hookListQuery, req.query);
+    const after = cursor === undefined ? undefined : decodeHookCursor(cursor) ?? undefined;
+    const page = await services.hooks.page(principalOf(req).keyHash, { limit, after });
+    res.setHeader('X-Total-Count', String(page.total));
+    if (page.next) res.setHeader('Link', `<${nextPageUrl(req, services.config.PUBLIC_URL, encodeHookCursor(page.next))}>; rel="next"`);
+    res.json(page.hooks);
   });
 
   router.get('/v1/hooks/:id', ...auth, async (req, res) => {

@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import { resources } from '../options/resources.js';
 import { decodeCursor, matchesIfNoneMatch, renderOptions, type OptionQuery } from '../options/render.js';
-import { publicBaseUrl } from './base-url.js';
+import { nextPageUrl } from './base-url.js';
 import { parseParams, parseQuery } from './query.js';
 import { optionParams, optionQuery } from './schemas.js';
 
@@ -40,7 +40,7 @@ export function optionRoutes<R extends IRouter>(services: Services, router: R): 
         'X-Total-Count': String(rendered.total),
         'X-Cache': state,
       };
-      if (rendered.nextCursor) headers.Link = `<${nextUrl(req, services.config.PUBLIC_URL, rendered.nextCursor)}>; rel="next"`;
+      if (rendered.nextCursor) headers.Link = `<${nextPageUrl(req, services.config.PUBLIC_URL, rendered.nextCursor)}>; rel="next"`;
       if (matchesIfNoneMatch(req.headers['if-none-match'], rendered.etag)) {
         res.writeHead(304, headers).end();
         return;
@@ -59,16 +59,4 @@ function readOptionQuery(req: Request, schema: ReturnType<typeof optionQuery>): 
   const { format, q, limit, cursor, parent } = parseQuery(schema, raw);
   const offset = cursor === undefined ? 0 : decodeCursor(cursor) ?? 0;
   return { format, q: q || undefined, limit, offset, parent: parent || undefined };
-}
-
-/**
- * The same request with the next page's cursor, absolute. Serialised by the URL parser, so
- * nothing from the request line can close the `<…>` of the `Link` header or add a parameter.
- */
-function nextUrl(req: Request, publicUrl: string | undefined, cursor: string): string {
-  const url = new URL(`${publicBaseUrl(req, publicUrl)}${req.baseUrl}${req.path}`);
-  const search = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
-  search.set('cursor', cursor);
-  url.search = search.toString();
-  return url.href;
 }

@@ -166,3 +166,27 @@ export function hookBody(allowPrivateTargets: boolean) {
     { error: 'body must be a JSON object' },
   );
 }
+
+/** A position in the hooks list, as an opaque cursor (base64url of `[created_at, id]`). */
+export function encodeHookCursor(position: { created_at: string; id: string }): string {
+  return Buffer.from(JSON.stringify([position.created_at, position.id])).toString('base64url');
+}
+
+export function decodeHookCursor(cursor: string): { created_at: string; id: string } | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') return { created_at: value[0], id: value[1] };
+  } catch {
+    // not a cursor of ours
+  }
+  return null;
+}
+
+/** `GET /v1/hooks`: pages of at most `limit` (default 100) hooks, oldest first. */
+export const hookListQuery = z.object({
+  limit: intParam('limit', 1, 500).default(100).describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` gives the key\u2019s hooks in all.'),
+  cursor: scalarParam('cursor')
+    .refine((cursor) => decodeHookCursor(cursor) !== null, 'cursor is not valid; start again without it')
+    .optional()
+    .describe('The opaque cursor of the next page, from the previous page\u2019s `Link`.'),
+});

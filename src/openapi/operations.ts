@@ -7,6 +7,7 @@ import {
   formatsOf,
   groupsQuery,
   hookBody,
+  hookListQuery,
   hookParams,
   optionParams,
   optionQuery,
@@ -171,8 +172,18 @@ export function operations(manifest: Manifest, options: DocumentOptions): Operat
     },
     {
       method: 'get', path: '/v1/hooks', operationId: 'listHooks', tag: 'Webhooks', summary: 'List webhooks',
-      auth: hookAuth,
-      responses: { 200: { description: 'The key’s hooks (no secrets).', schema: HookList } },
+      description: 'Oldest first, in pages of `limit` (default 100): follow the `Link` header\u2019s `rel="next"` until there is none.',
+      auth: hookAuth, query: hookListQuery,
+      responses: {
+        200: {
+          description: 'One page of the key’s hooks (no secrets).',
+          schema: HookList,
+          headers: {
+            'X-Total-Count': { description: 'The key\u2019s hooks in all, not just this page.', schema: { type: 'integer', minimum: 0 } },
+            Link: { description: 'When there is more: `<next page URL>; rel="next"`.', schema: { type: 'string' } },
+          },
+        },
+      },
     },
     {
       method: 'get', path: '/v1/hooks/{id}', operationId: 'getHook', tag: 'Webhooks', summary: 'One webhook',

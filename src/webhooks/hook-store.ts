@@ -15,6 +15,12 @@ export interface HookInput {
   device_ids: string[] | null;
 }
 
+/** Where a page of hooks ends: the last hook's creation time and id. */
+export interface HookPosition {
+  created_at: string;
+  id: string;
+}
+
 export interface Hook {
   id: string;
   target_url: string;
@@ -115,9 +121,37 @@ export class HookStore {
     return { hook: { ...toHook(existing), secret: this.box.open(existing.secret_cipher) }, created: false };
   }
 
+  /** Every hook of a key, oldest first (tools and tests; `GET /v1/hooks` pages with `page`). */
   async list(keyHash: string): Promise<Hook[]> {
     const rows = await this.db.kysely.selectFrom('hooks').select(columns).where('key_hash', '=', keyHash).orderBy('created_at').orderBy('id').execute();
     return rows.map(toHook);
+  }
+
+  /**
+   * One page of a key's hooks, oldest first (created_at, then id), after `after` (a keyset
+   * position, never an offset), with the key's total and where the next page starts.
+   */
+  async page(keyHash: string, page: { limit: number; after?: HookPosition }): Promise<{ hooks: Hook[]; total: number; next: HookPosition | null }> {
+    const { after } = page;
+    const rows = await this.db.kysely
+      .selectFrom('hooks')
+      .select(columns)
+      .where('key_hash', '=', keyHash)
+      .$if(after !== undefined, (q) =>
+        q.where((eb) => eb.or([eb('created_at', '>', after!.created_at), eb.and([eb('created_at', '=', after!.created_at), eb('id', '>', after!.id)])])),
+      )
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(page.limit + 1)
+      .execute();
+    const { total } = await this.db.kysely
+      .selectFrom('hooks')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirstOrThrow();
+    const shown = rows.slice(0, page.limit);
+    const last = shown[shown.length - 1];
+    return { hooks: shown.map(toHook), total: Number(total), next: rows.length > page.limit && last ? { created_at: last.created_at, id: last.id } : null };
   }
 
   /** A hook of another key is as absent as one that never existed. */

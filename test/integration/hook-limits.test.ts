@@ -50,3 +50,45 @@ test('concurrent subscriptions cannot slip past the limit together', async () =>
   expect(answers.filter((res) => res.status === 409)).toHaveLength(7);
   expect(Number(await t.value('SELECT count(*) FROM hooks'))).toBe(5);
 });
+
+test('GET /v1/hooks pages: limit, Link rel="next" with an opaque cursor, X-Total-Count; bad parameters are named', async () => {
+  const t = await app(1000);
+  const ids: string[] = [];
+  for (let n = 1; n <= 5; n++) {
+    ids.push((await subscribe(t, n).expect(201)).body.id);
+    t.clock.advance(1);
+  }
+  await request(t.app).post('/v1/hooks').set({ 'X-API-Key': keys.zoe }).send({ target_url: 'http://127.0.0.1:9/zoe' }).expect(201);
+
+  const seen: string[] = [];
+  let next: string | undefined = '/v1/hooks?limit=2';
+  let pages = 0;
+  while (next) {
+    const res = await request(t.app).get(next).set(auth).expect(200);
+    expect(res.headers['x-total-count']).toBe('5');
+    expect(res.body.length).toBeLessThanOrEqual(2);
+    for (const hook of res.body) expect(hook.secret).toBeUndefined();
+    seen.push(...res.body.map((h: { id: string }) => h.id));
+    const link = res.headers.link as string | undefined;
+    next = link ? new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!).pathname + new URL(/^<([^>]+)>/.exec(link)![1]!).search : undefined;
+    pages += 1;
+  }
+  expect(pages).toBe(3);
+  expect(seen).toEqual(ids);
+
+  const all = await request(t.app).get('/v1/hooks').set(auth).expect(200);
+  expect(all.body.map((h: { id: string }) => h.id)).toEqual(ids);
+  expect(all.headers.link).toBeUndefined();
+
+  const bad = await request(t.app).get('/v1/hooks?limit=501&cursor=nope').set(auth).expect(400);
+  expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['cursor', 'limit']);
+});
+
+test('a page of 100 by default, however many hooks the key holds', async () => {
+  const t = await app(1000);
+  await Promise.all(Array.from({ length: 130 }, (_, n) => subscribe(t, 1000 + n).expect(201)));
+  const first = await request(t.app).get('/v1/hooks').set(auth).expect(200);
+  expect(first.body).toHaveLength(100);
+  expect(first.headers['x-total-count']).toBe('130');
+  expect(first.headers.link).toMatch(/rel="next"$/);
+});
