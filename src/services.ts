@@ -21,6 +21,7 @@ import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
+import { retention } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
@@ -121,6 +122,7 @@ export function buildServices(deps: ServiceDeps): Services {
     perTargetConcurrency: config.WEBHOOK_TARGET_CONCURRENCY,
     metrics,
   });
+  const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY);
   const poller = new DeviceStatusPoller({
     db,
     clock,
@@ -128,6 +130,7 @@ export function buildServices(deps: ServiceDeps): Services {
     devices: rawDevices,
     watches,
     log: eventLog,
+    prune: retention({ clock, queue: deliveryQueue, log: eventLog, hooks }),
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,
     // Longer than one poll can take (every attempt of a page timing out), so a slow poll is
@@ -171,7 +174,7 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     eventLog,
     poller,
-    hooks: new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY),
+    hooks,
     deliverer,
     deliveryQueue,
     metrics,

@@ -183,6 +183,13 @@ export const migrations: Array<(t: Types) => string> = [
     checked_at TEXT NOT NULL
   );
   `,
+  (t) => `
+  -- Retention (docs/webhooks.md): disabled hooks are deleted 7 days after they were disabled;
+  -- an event is kept while a delivery of it is pending or was attempted in the last 7 days.
+  ALTER TABLE hooks ADD COLUMN disabled_at ${t.int8};
+  CREATE INDEX deliveries_event ON deliveries(event_seq);
+  CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

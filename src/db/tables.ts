@@ -62,6 +62,8 @@ export interface Tables {
     identity: string | null;
     /** `scheme://host:port` of the target: the unit of per-target delivery concurrency. */
     target_origin: string | null;
+    /** When the hook was disabled (ms); it is deleted a retention period later. */
+    disabled_at: number | null;
   };
   deliveries: {
     id: Generated<number>;

@@ -3,10 +3,11 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
 import { AppError } from '../errors.js';
-import type { Clock } from '../time/timestamps.js';
+import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { DeviceEvent, EventType, Snapshot } from './transitions.js';
 
-const retentionMs = 7 * 86_400_000;
+/** How long events (and, through them, finished deliveries and disabled hooks) are kept. */
+export const retentionMs = 7 * 86_400_000;
 
 export interface RecentFilter {
   types?: EventType[];
@@ -118,9 +119,33 @@ export class EventLog {
     return rows.map((r) => r.payload);
   }
 
-  /** Drops events past the 7-day retention (their finished deliveries go with them). */
+  /**
+   * Drops events past the 7-day retention, with their finished deliveries and attempts. An event
+   * is kept while a delivery of it is pending, or was attempted within the retention (so a
+   * delivery's end, `dead` included, stays in its hook's deliveries list for 7 days).
+   */
   async prune(): Promise<number> {
-    const result = await this.db.kysely.deleteFrom('events').where('created_at', '<', this.clock.now() - retentionMs).executeTakeFirst();
+    const cutoff = this.clock.now() - retentionMs;
+    const recent = formatMicros(cutoff * 1000);
+    const result = await this.db.kysely
+      .deleteFrom('events')
+      .where('created_at', '<', cutoff)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('deliveries as d')
+              .select('d.id')
+              .whereRef('d.event_seq', '=', 'events.seq')
+              .where((eb) =>
+                eb.or([
+                  eb('d.status', '=', 'pending'),
+                  eb.exists(eb.selectFrom('delivery_attempts as a').select('a.id').whereRef('a.delivery_id', '=', 'd.id').where('a.attempted_at', '>=', recent)),
+                ]),
+              ),
+          ),
+        ),
+      )
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

@@ -20,6 +20,8 @@ export interface PollerOptions {
   devices: DeviceSource;
   watches: WatchStore;
   log: EventLog;
+  /** The retention sweep (events, expired deliveries, disabled hooks), run once per interval. */
+  prune: () => Promise<void>;
   heartbeatTimeoutMs: number;
   intervalMs: number;
   /** How long a claimed key stays this replica's: longer than one poll can take. */
@@ -142,7 +144,7 @@ export class DeviceStatusPoller {
     const now = this.options.clock.now();
     if (now - this.lastPruneAt < this.options.intervalMs) return;
     this.lastPruneAt = now;
-    await this.options.log.prune();
+    await this.options.prune();
   }
 
   /**
@@ -170,7 +172,7 @@ export class DeviceStatusPoller {
       }
     };
     await Promise.all(Array.from({ length: this.concurrency }, worker));
-    await this.options.log.prune();
+    await this.options.prune();
     this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: result.keys, failed: result.failed });
     return result;
   }

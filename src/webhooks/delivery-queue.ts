@@ -202,7 +202,11 @@ export class DeliveryQueue {
           .executeTakeFirst();
         if (row) still.add(Number(row.id));
         if (row && r.outcome === 'disabled') {
-          await trx.updateTable('hooks').set({ status: 'disabled', status_reason: 'The receiver answered 410 Gone' }).where('id', '=', r.delivery.hook_id).execute();
+          await trx
+            .updateTable('hooks')
+            .set({ status: 'disabled', status_reason: 'The receiver answered 410 Gone', disabled_at: r.attemptedAt })
+            .where('id', '=', r.delivery.hook_id)
+            .execute();
           await trx.updateTable('deliveries').set({ status: 'cancelled' }).where('hook_id', '=', r.delivery.hook_id).where('status', '=', 'pending').execute();
         }
       }
@@ -214,6 +218,51 @@ export class DeliveryQueue {
         if (cutoff) await trx.deleteFrom('delivery_attempts').where('hook_id', '=', hookId).where('id', '<=', cutoff.id).execute();
       }
     });
+  }
+
+  /**
+   * Deliveries still pending whose event was logged before `cutoff` (ms) are given up: `dead`,
+   * with an attempt record that says why, so the end shows in the hook's deliveries list instead
+   * of the delivery vanishing with its event. Returns how many.
+   */
+  async expire(cutoff: number, reason: string): Promise<number> {
+    const now = this.clock.now();
+    let expired = 0;
+    for (;;) {
+      const done = await this.db.transaction(async (trx) => {
+        const rows = await trx
+          .selectFrom('deliveries as d')
+          .innerJoin('events as e', 'e.seq', 'd.event_seq')
+          .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
+          .where('d.status', '=', 'pending')
+          .where('e.created_at', '<', cutoff)
+          .limit(500)
+          .execute();
+        if (rows.length === 0) return 0;
+        await trx.updateTable('deliveries').set({ status: 'dead', leased_until: 0 }).where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'pending').execute();
+        await trx
+          .insertInto('delivery_attempts')
+          .values(
+            rows.map((r) => ({
+              delivery_id: r.id,
+              hook_id: r.hook_id,
+              event_id: r.event_id,
+              webhook_id: r.webhook_id,
+              attempt: r.attempts + 1,
+              status_code: null,
+              error: reason,
+              duration_ms: 0,
+              attempted_at: formatMicros(now * 1000),
+              next_attempt_at: null,
+              outcome: 'dead',
+            })),
+          )
+          .execute();
+        return rows.length;
+      });
+      expired += done;
+      if (done < 500) return expired;
+    }
   }
 
   /**

@@ -167,6 +167,17 @@ export class HookStore {
     if (Number(result.numDeletedRows) === 0) throw new AppError('not_found', 'Hook not found');
   }
 
+  /**
+   * Deletes hooks disabled before `cutoff` (ms), with what is left of their queue and attempts.
+   * A disabled hook with no time of its own (disabled before the time was kept) gets now, so it
+   * too is kept one full retention period.
+   */
+  async pruneDisabled(cutoff: number): Promise<number> {
+    await this.db.kysely.updateTable('hooks').set({ disabled_at: this.clock.now() }).where('status', '=', 'disabled').where('disabled_at', 'is', null).execute();
+    const result = await this.db.kysely.deleteFrom('hooks').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   /** The latest 100 delivery attempts of a hook, newest first. */
   async attempts(keyHash: string, id: string): Promise<unknown[]> {
     await this.get(keyHash, id);
