@@ -4,7 +4,7 @@ import { demoDatasetPath } from '../paths.js';
 import { importDataset, readDatasetFile, type ImportSummary } from './import.js';
 
 /**
- * CONTRACT 1 `DATASET`: a given dataset is imported at every start, before listening; with
+ * `DATASET` (docs/configuration.md): a given dataset is imported at every start, before listening; with
  * none and an empty catalog, the bundled demo dataset is imported so `npm start` just works.
  */
 export async function bootstrapCatalog(db: Db, datasetPath: string | undefined, nowMs: number, logger: Logger): Promise<ImportSummary | null> {

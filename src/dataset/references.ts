@@ -3,7 +3,7 @@ import type { Tables } from '../db/tables.js';
 import { inChunks } from '../db/chunks.js';
 import { hashKey } from '../auth/keys.js';
 import type { Dataset, GroupInput } from './schema.js';
-import type { DatasetIssue } from './import.js';
+import type { DatasetIssue } from './parse.js';
 
 /**
  * Cross-record checks zod cannot make: unique ids, and references that must resolve to a

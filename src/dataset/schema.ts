@@ -3,7 +3,7 @@ import { parseTimestamp } from '../time/timestamps.js';
 import { isWellFormedKey } from '../auth/keys.js';
 
 /**
- * The dataset file format (CONTRACT 7, `dataset.example.json`). Objects are strict so a typo
+ * The dataset file format (docs/datasets.md, `docs/examples/dataset.example.json`). Objects are strict so a typo
  * (`in_stock`) is an error, not silently dropped data; fields the service derives (`metadata`,
  * `is_online`) are accepted and ignored, so an export of the seed's own output imports too.
  */

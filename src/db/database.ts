@@ -5,8 +5,9 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type 
 import pg from 'pg';
 import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
+import type { Engine } from './engine.js';
 
-export type Engine = 'sqlite' | 'postgres';
+export type { Engine };
 
 /**
  * Everything the connector stores, on either engine. Stores use `kysely` for single

@@ -1,4 +1,4 @@
-import type { Engine } from './database.js';
+import type { Engine } from './engine.js';
 
 /** The column types that differ between the engines; everything else is common SQL. */
 interface Types {
