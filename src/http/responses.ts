@@ -1,35 +1,18 @@
 import { z } from 'zod';
-import { eventTypes, type EventType } from '../triggers/transitions.js';
+import { eventTypeTuple, Event } from '../catalog/event.js';
+import { component, timestamp } from '../catalog/registry.js';
 
 /**
- * Every response body the service sends, as zod schemas registered under the names the
- * OpenAPI document gives them (`#/components/schemas/<id>`). They describe the output after
- * normalisation (an upstream's extra fields are never passed through), so objects are
- * strict, and test/integration/openapi.test.ts checks real responses against them.
+ * The answer shapes of the connector's own endpoints, as zod schemas registered under the names
+ * the OpenAPI document gives them. The catalog's shapes (Device, Menu, Group, Item, Event) live in
+ * src/catalog/; test/integration/openapi.test.ts checks real responses against all of them.
  */
-export const apiSchemas = z.registry<{ id: string }>();
+export { apiSchemas, schemaRef } from '../catalog/registry.js';
+export { Device, DevicePage } from '../catalog/device.js';
+export { Menu, MenuList, Item, Group, GroupList } from '../catalog/menu.js';
+export { Event, EventList, SampleEventList } from '../catalog/event.js';
 
-function component<T extends z.ZodType>(id: string, schema: T): T {
-  apiSchemas.add(schema, { id });
-  return schema;
-}
-
-/** The OpenAPI reference to a registered schema. */
-export function schemaRef(schema: z.ZodType): { $ref: string } {
-  const id = apiSchemas.get(schema)?.id;
-  if (!id) throw new Error('schemaRef: the schema is not registered in apiSchemas');
-  return { $ref: `#/components/schemas/${id}` };
-}
-
-const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
-
-const timestamp = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
-  .meta({ format: 'date-time', description: 'UTC, always six fractional digits: `2026-06-01T12:00:00.000000Z`.' });
-const count = z.number().int().min(0);
-
-// ---- Errors (CONTRACT 3) ----
+// ---- Errors (docs/api.md) ----
 
 export const ErrorBody = component(
   'Error',
@@ -42,126 +25,7 @@ export const ErrorBody = component(
   }),
 );
 
-// ---- Device area (seed 2.1, CONTRACT 4) ----
-
-export const Device = component(
-  'Device',
-  z.strictObject({
-    id: z.string().describe('Upper case in list output, lower case in single-device output and events.'),
-    name: z.string(),
-    timezone: z.string().describe('`<Area>/<Location>`.'),
-    screen_resolution: z.string().describe('`<width>x<height>`.'),
-    screen_orientation: z.string(),
-    registered_at: timestamp,
-    published_at: timestamp.nullable(),
-    last_heartbeat_at: timestamp.nullable().describe('null = never sent one (and offline).'),
-    is_online: z.boolean().describe('The last heartbeat is younger than `HEARTBEAT_TIMEOUT_MS` (5 minutes by default).'),
-    offline_startup: z.boolean(),
-    offline_startup_delay_minutes: z.number().int(),
-    open_dev_tools: z.boolean(),
-    display_connected: z.boolean(),
-    connection_type: z.string(),
-    wifi_ssid: z.string().nullable(),
-    wifi_signal_strength: z.number().int().nullable(),
-    updated_at: timestamp,
-    created_at: timestamp,
-  }),
-);
-
-export const DevicePage = component(
-  'DevicePage',
-  z.strictObject({
-    total: count.describe('Every matching device, not just this page.'),
-    data: z.array(Device),
-  }),
-);
-
-// ---- Menu area (seed 2.2–2.4, CONTRACT 5) ----
-
-export const Menu = component(
-  'Menu',
-  z.strictObject({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    tags: z.array(z.string()),
-    metadata: z.strictObject({ groups: z.strictObject({ total: count.describe('Top-level groups.') }) }),
-  }),
-);
-
-export const MenuList = component(
-  'MenuList',
-  z.strictObject({
-    metadata: z.strictObject({ menus: z.strictObject({ total: count }) }),
-    menus: z.array(Menu),
-  }),
-);
-
-interface ItemShape {
-  metadata: { items: { total: number } };
-  id: string;
-  name: string;
-  description: string | null;
-  price: number | null;
-  calories: number | null;
-  tags: string[];
-  inStock: boolean;
-  items: ItemShape[];
-}
-
-interface GroupShape {
-  metadata: { groups: { total: number }; items: { total: number } };
-  id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  groups: GroupShape[];
-  items: ItemShape[];
-}
-
-export const Item: z.ZodType<ItemShape> = component(
-  'Item',
-  z.strictObject({
-    metadata: z.strictObject({ items: z.strictObject({ total: count }) }),
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    price: z.number().nullable(),
-    calories: z.number().nullable(),
-    tags: z.array(z.string()),
-    inStock: z.boolean(),
-    get items(): z.ZodArray<z.ZodType<ItemShape>> {
-      return z.array(Item);
-    },
-  }),
-);
-
-export const Group: z.ZodType<GroupShape> = component(
-  'Group',
-  z.strictObject({
-    metadata: z.strictObject({ groups: z.strictObject({ total: count }), items: z.strictObject({ total: count }) }),
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    tags: z.array(z.string()),
-    get groups(): z.ZodArray<z.ZodType<GroupShape>> {
-      return z.array(Group);
-    },
-    get items(): z.ZodArray<z.ZodType<ItemShape>> {
-      return z.array(Item);
-    },
-  }),
-);
-
-export const GroupList = component(
-  'GroupList',
-  z.strictObject({
-    metadata: z.strictObject({ groups: z.strictObject({ total: count }) }),
-    groups: z.array(Group),
-  }),
-);
-
-// ---- Options (CONTRACT 6.1) ----
+// ---- Options (docs/options.md) ----
 
 export const OptionTuples = component(
   'OptionTuples',
@@ -193,7 +57,7 @@ export const OptionTree = component(
 /** The response schema of a format name. */
 export const optionBodies = { tuples: OptionTuples, objects: OptionObjects, n8n: OptionN8n, tree: OptionTree } as const;
 
-// ---- Auth test (CONTRACT 6.2) ----
+// ---- Auth test (docs/service.md) ----
 
 const scope = z.enum(['device:read', 'menu:read', 'hooks:write']);
 
@@ -212,28 +76,7 @@ export const Me = component(
   ]),
 );
 
-// ---- Device-status events (CONTRACT 6.3) ----
-
-const status = z.enum(['online', 'offline']);
-
-export const Event = component(
-  'Event',
-  z.strictObject({
-    id: z.string().describe('Deterministic: the same device, type and heartbeat give the same id.'),
-    type: z.enum(eventTypeTuple),
-    occurred_at: timestamp.describe('Offline: last heartbeat + timeout. Online: the heartbeat that ended the gap.'),
-    device: Device,
-    previous_status: status,
-    status,
-  }),
-);
-
-export const EventList = component('EventList', z.array(Event));
-
-export const SampleEventList = component(
-  'SampleEventList',
-  z.array(Event.extend({ sample: z.literal(true) })).describe("Sample events built from the key's own devices."),
-);
+// ---- Webhook deliveries (docs/webhooks.md) ----
 
 export const WebhookDelivery = component(
   'WebhookDelivery',
@@ -244,7 +87,7 @@ export const WebhookDelivery = component(
   }),
 );
 
-// ---- Webhooks (CONTRACT 6.4) ----
+// ---- Webhooks (docs/webhooks.md) ----
 
 const hookFields = {
   id: z.string(),
@@ -297,7 +140,7 @@ export const DeliveryAttemptList = component(
   z.array(DeliveryAttempt).describe('The latest 100 attempts, newest first.'),
 );
 
-// ---- Service endpoints (CONTRACT 6.5) ----
+// ---- Service endpoints (docs/service.md) ----
 
 export const Health = component('Health', z.strictObject({ status: z.literal('ok') }));
 

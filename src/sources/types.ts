@@ -1,13 +1,10 @@
-import type { z } from 'zod';
-import type { Device as DeviceSchema, Group as GroupSchema, Item as ItemSchema, Menu as MenuSchema } from '../http/responses.js';
+import type { Device } from '../catalog/device.js';
+import type { Group, Menu } from '../catalog/menu.js';
 
-/** The catalog as the rest of the app sees it, whichever source (embedded or upstream) serves it. */
+/** The sources of the catalog (embedded or upstream) and what they are asked with. */
 
-/**
- * A device (seed 2.1), exactly as the response schema in http/responses.ts describes it.
- * `id` is lower case here; the device-list route prints it upper case.
- */
-export type Device = z.infer<typeof DeviceSchema>;
+export type { Device } from '../catalog/device.js';
+export type { Group, Item, Menu } from '../catalog/menu.js';
 
 export interface DeviceQuery {
   isOnline?: boolean;
@@ -22,17 +19,12 @@ export interface DevicePage {
   data: Device[];
 }
 
-/** An item (seed 2.3), a group (seed 2.2) and a menu (CONTRACT 5), as their response schemas describe them. */
-export type Item = z.infer<typeof ItemSchema>;
-export type Group = z.infer<typeof GroupSchema>;
-export type Menu = z.infer<typeof MenuSchema>;
-
 /** A menu with its whole group tree. */
 export interface MenuTree extends Menu {
   groups: Group[];
 }
 
-/** CONTRACT 5 filters of `GET /v1/groups`; each list is OR-ed, the lists AND-ed. */
+/** The filters of `GET /v1/groups` (docs/menus.md); each list is OR-ed, the lists AND-ed. */
 export interface GroupFilter {
   menus?: string[];
   groups?: string[];

@@ -1,25 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { Device } from '../sources/types.js';
+import type { Device } from '../catalog/device.js';
+import type { DeviceEvent, DeviceStatus, EventType } from '../catalog/event.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
 
-export type DeviceStatus = 'online' | 'offline';
-export type EventType = 'device.offline' | 'device.online';
-export const eventTypes: readonly EventType[] = ['device.offline', 'device.online'];
+export { eventTypes, type DeviceEvent, type DeviceStatus, type EventType } from '../catalog/event.js';
 
 /** What the poller remembers of a device between polls. */
 export interface Snapshot {
   status: DeviceStatus;
   last_heartbeat_at: string | null;
-}
-
-/** CONTRACT 6.3 event. */
-export interface DeviceEvent {
-  id: string;
-  type: EventType;
-  occurred_at: string;
-  device: Device;
-  previous_status: DeviceStatus;
-  status: DeviceStatus;
 }
 
 /**
