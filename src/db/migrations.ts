@@ -189,6 +189,12 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE hooks ADD COLUMN disabled_at ${t.int8};
   CREATE INDEX deliveries_event ON deliveries(event_seq);
   CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);
+  -- Fairness (docs/webhooks.md): due deliveries are taken in the order of a per-hook virtual
+  -- time, so one hook's backlog delays only that hook.
+  ALTER TABLE deliveries ADD COLUMN fair_at ${t.int8} NOT NULL DEFAULT 0;
+  UPDATE deliveries SET fair_at = next_attempt_at;
+  ALTER TABLE hooks ADD COLUMN fair_cursor ${t.int8} NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_fair ON deliveries(status, fair_at, next_attempt_at);
   `,
 ];
 

@@ -64,6 +64,8 @@ export interface Tables {
     target_origin: string | null;
     /** When the hook was disabled (ms); it is deleted a retention period later. */
     disabled_at: number | null;
+    /** The virtual time of the hook's last queued delivery (fairness). */
+    fair_cursor: Generated<number>;
   };
   deliveries: {
     id: Generated<number>;
@@ -75,6 +77,8 @@ export interface Tables {
     next_attempt_at: number;
     leased_until: Generated<number>;
     created_at: number;
+    /** The delivery's place in its origin's queue: a per-hook virtual time (docs/webhooks.md, fairness). */
+    fair_at: Generated<number>;
   };
   delivery_attempts: {
     id: Generated<number>;

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
+import { queueDeliveries } from '../webhooks/fan-out.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { DeviceEvent, EventType, Snapshot } from './transitions.js';
@@ -169,7 +170,7 @@ async function writeSnapshot(trx: Kysely<Tables>, keyHash: string, changed: Arra
   }
 }
 
-/** Logs the events not logged yet and queues a delivery of each to every matching active hook. */
+/** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
 async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number): Promise<DeviceEvent[]> {
   const inserted = await trx
     .insertInto('events')
@@ -179,30 +180,6 @@ async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: Device
     .execute();
   const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]));
   const fresh = events.filter((e) => seqOf.has(e.id));
-  if (fresh.length === 0) return fresh;
-  const hooks = await trx.selectFrom('hooks').select(['id', 'events', 'device_ids']).where('key_hash', '=', keyHash).where('status', '=', 'active').execute();
-  const deliveries = fresh.flatMap((event) =>
-    hooks
-      .filter((hook) => {
-        const devices = hook.device_ids ? (JSON.parse(hook.device_ids) as string[]) : null;
-        return (JSON.parse(hook.events) as string[]).includes(event.type) && (!devices || devices.includes(event.device.id));
-      })
-      .map((hook) => ({
-        hook_id: hook.id,
-        event_seq: seqOf.get(event.id)!,
-        webhook_id: webhookId(hook.id, event.id),
-        status: 'pending' as const,
-        next_attempt_at: now,
-        created_at: now,
-      })),
-  );
-  for (const part of chunks(deliveries)) {
-    await trx.insertInto('deliveries').values(part).onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing()).execute();
-  }
+  if (fresh.length > 0) await queueDeliveries(trx, keyHash, fresh, seqOf, now);
   return fresh;
-}
-
-/** Stable per hook and event, so every retry of one event to one hook carries the same id. */
-export function webhookId(hookId: string, eventId: string): string {
-  return `msg_${hookId.replace(/^hook_/, '')}_${eventId.replace(/^evt_/, '')}`;
 }

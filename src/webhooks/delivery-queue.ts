@@ -67,15 +67,24 @@ export class DeliveryQueue {
     return this.db.transaction(async (trx) => {
       // Candidates first, ids and origins only: most may be left for later (their origin's
       // lane is full), so the payloads are read for the picked ones alone.
+      // Anything due at all? One step on the due index; without it, the fair-order scan below
+      // would walk every waiting retry to find out there is nothing to do.
+      const anyDue = await trx.selectFrom('deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
+      if (!anyDue) return [];
       const candidates = await trx
         .selectFrom('deliveries as d')
         .innerJoin('hooks as h', 'h.id', 'd.hook_id')
         .select(['d.id', sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin')])
         .where('d.status', '=', 'pending')
-        .where('d.next_attempt_at', '<=', now)
+        // `+` keeps both planners off the due index here: the scan follows deliveries_fair
+        // (status, fair_at, next_attempt_at) in fair order, checking dueness in the index,
+        // instead of sorting every due row.
+        .where(sql<number>`+d.next_attempt_at`, '<=', now)
         .where('h.status', '!=', 'disabled')
         .$if(options.saturated.length > 0, (q) => q.where('h.target_origin', 'not in', options.saturated))
-        .orderBy('d.next_attempt_at')
+        // Fair across hooks: in the order of their virtual times (webhooks/fan-out.ts), so
+        // one hook's backlog delays only that hook.
+        .orderBy('d.fair_at')
         .orderBy('d.id')
         .limit(options.limit)
         .$if(this.db.engine === 'postgres', (q) => q.forUpdate('d').skipLocked())
@@ -109,7 +118,7 @@ export class DeliveryQueue {
           'e.payload',
         ])
         .where('d.id', 'in', ids)
-        .orderBy('d.next_attempt_at')
+        .orderBy('d.fair_at')
         .orderBy('d.id')
         .execute();
       return rows.map((r) => ({ ...r, id: Number(r.id), leased_until: now + options.leaseMs }));
@@ -194,6 +203,9 @@ export class DeliveryQueue {
             status: sql`CASE WHEN status = 'cancelled' THEN status ELSE ${r.outcome === 'retrying' ? 'pending' : 'cancelled'} END`,
             attempts: r.attempt,
             next_attempt_at: r.nextAttemptAt ?? sql`next_attempt_at`,
+            // A retry takes its place by when it is due: the claim's scan in fair_at order
+            // then meets due deliveries first, however many retries wait for later.
+            fair_at: r.nextAttemptAt === null ? sql`fair_at` : sql`CASE WHEN fair_at < ${r.nextAttemptAt} THEN ${r.nextAttemptAt} ELSE fair_at END`,
             leased_until: 0,
           })
           .where('id', '=', r.delivery.id)
