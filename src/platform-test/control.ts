@@ -26,7 +26,7 @@ export async function startControl(databasePath: string): Promise<Control> {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not found"}');
       return;
     }
-    const id = decodeURIComponent(match[1]!).toUpperCase();
+    const id = decodeURIComponent(match[1]!).toLowerCase();
     const at = match[2] === 'online' ? Date.now() : Date.now() - 2 * heartbeatTimeoutMs;
     const stamp = formatMicros(at * 1000);
     db.kysely
