@@ -1,0 +1,247 @@
+import type { Manifest, Operation, OptionSource, Trigger } from '../manifest/schema.js';
+import { MakeExportError, rpcName } from './make-names.js';
+import { fromOutputFields, fromSample, operationParameters, triggerParameters, type MakeParameter } from './make-parameters.js';
+
+/**
+ * The code of each Make component (Make's "communication" = `api`, `parameters`, `expect`,
+ * `interface`, `samples`, `epoch`, `attach`, `detach`) from the manifest, as JSON values in
+ * Make's IML: `{{connection.api_key}}`, `{{parameters.device_id}}`, `{{body.data}}`…
+ */
+
+type Json = Record<string, unknown>;
+
+/** How a request carries the key: the device area reads a Bearer token, /v1 reads X-API-Key. */
+export function keyHeaders(auth: 'api_key' | 'bearer', secret = 'connection.api_key'): Record<string, string> {
+  return auth === 'bearer' ? { Authorization: `Bearer {{${secret}}}` } : { 'X-API-Key': `{{${secret}}}` };
+}
+
+/** Where the key may show up in Make's logs: both headers are masked. */
+const sanitize = ['request.headers.x-api-key', 'request.headers.authorization'];
+
+/** The connector's `{message}` error body, with the HTTP status. */
+const errorMessage = "[{{statusCode}}] {{ifempty(body.message; 'The connector answered HTTP ' + statusCode)}}";
+
+/**
+ * The base every module, RPC and webhook request starts from: the connection's base URL,
+ * errors carrying the connector's message (a 401 asks to fix the connection), masked keys.
+ */
+export function base(): Json {
+  return {
+    baseUrl: '{{connection.base_url}}',
+    response: {
+      error: {
+        message: errorMessage,
+        401: { message: errorMessage, type: 'InvalidAccessTokenError' },
+        429: { message: errorMessage, type: 'RateLimitError' },
+      },
+    },
+    log: { sanitize },
+  };
+}
+
+/** The connection: the base URL and the key, checked with the auth test and labelled. */
+export function connection(manifest: Manifest, defaultBaseUrl: string): { api: Json; parameters: MakeParameter[] } {
+  const test = manifest.auth.test;
+  const label = manifest.auth.connectionLabel;
+  return {
+    api: {
+      url: `{{parameters.base_url}}${test.path}`,
+      method: test.method,
+      headers: { [manifest.auth.header]: '{{parameters.api_key}}' },
+      response: {
+        ...(label ? { metadata: { type: 'text', value: `{{body.${label}}}` } } : {}),
+        error: { message: errorMessage },
+      },
+      log: { sanitize },
+    },
+    parameters: [
+      {
+        name: 'base_url',
+        type: 'url',
+        label: 'Base URL',
+        help: `The connector's address, without a trailing slash, for example ${defaultBaseUrl}.`,
+        required: true,
+        default: defaultBaseUrl,
+      },
+      {
+        name: 'api_key',
+        type: 'password',
+        label: 'API key',
+        help: `A key of the connector with the scopes ${manifest.auth.scopes.join(', ')}.`,
+        required: true,
+      },
+    ],
+  };
+}
+
+/**
+ * The input key each option-source parameter is read from in the RPC (`menuId` ← `menu_id`):
+ * the key the operations map it from, else the parameter's name in snake case.
+ */
+export function sourceParamKeys(manifest: Manifest, source: OptionSource): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const param of source.params) {
+    const mapped = new Set(
+      manifest.operations.flatMap((op) => op.inputs.filter((input) => input.optionsFrom === source.id).map((input) => input.optionParams[param.name])).filter((key): key is string => !!key),
+    );
+    if (mapped.size > 1) throw new MakeExportError(`option source ${source.id}: its parameter ${param.name} comes from different inputs (${[...mapped].join(', ')}); Make's RPC reads one`);
+    keys[param.name] = [...mapped][0] ?? param.name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+  }
+  return keys;
+}
+
+/** Page size of the dropdown RPCs, and the most choices a dropdown loads (Make pages up to it). */
+export const rpcPageSize = 100;
+export const rpcChoiceLimit = 1000;
+
+/**
+ * An option source as a dynamic-options RPC: the connector's `{results, paginationToken}`
+ * answer (`format=n8n`), searched with `q` and paged with `limit`/`cursor` until the token is gone.
+ */
+export function rpc(manifest: Manifest, source: OptionSource): { api: Json; parameters: MakeParameter[] } {
+  const keys = sourceParamKeys(manifest, source);
+  const url = source.path.replace(/\{([A-Za-z0-9]+)\}/g, (_match, name: string) => `{{parameters.${keys[name]}}}`);
+  const parameters: MakeParameter[] = source.params.map((param) => ({
+    name: keys[param.name]!,
+    type: param.optionsFrom ? 'select' : 'text',
+    label: param.title,
+    required: true,
+    ...(param.optionsFrom ? { options: `rpc://${rpcName(param.optionsFrom)}` } : {}),
+  }));
+  if (source.search) parameters.push({ name: 'q', type: 'text', label: 'Search', help: `Part of the ${source.title.toLowerCase()} name.` });
+  return {
+    api: {
+      url,
+      method: 'GET',
+      headers: keyHeaders('api_key'),
+      qs: {
+        format: 'n8n',
+        limit: Math.min(rpcPageSize, source.paging.maxLimit),
+        ...(source.search ? { q: '{{parameters.q}}' } : {}),
+      },
+      response: {
+        limit: rpcChoiceLimit,
+        iterate: '{{body.results}}',
+        output: { label: '{{item.name}}', value: '{{item.value}}' },
+      },
+      pagination: {
+        qs: { cursor: '{{body.paginationToken}}' },
+        condition: '{{body.paginationToken}}',
+      },
+    },
+    parameters,
+  };
+}
+
+/** A query value from a module parameter: lists go comma-separated, as the connector reads them. */
+const queryValue = (key: string, list: boolean) => (list ? `{{join(parameters.${key}; ',')}}` : `{{parameters.${key}}}`);
+
+/** The page-size expression of a paged operation: the limit, capped by the largest page. */
+function pageSize(operation: Operation): { size: string; limit: string } {
+  const paging = operation.paging!;
+  const input = operation.inputs.find((candidate) => candidate.key === paging.limitInput);
+  const fallback = typeof input?.default === 'number' ? input.default : paging.maxSize;
+  const limit = `ifempty(parameters.${paging.limitInput}; ${fallback})`;
+  return { size: `min(${limit}; ${paging.maxSize})`, limit };
+}
+
+/** An operation as a search module: its request, paging up to `limit`, one bundle per record. */
+export function searchModule(operation: Operation): Json {
+  const url = operation.request.path.replace(/\{([a-z][a-z0-9_]*)\}/g, (_match, key: string) => `{{parameters.${key}}}`);
+  const qs: Record<string, unknown> = { ...operation.request.query };
+  for (const input of operation.inputs) {
+    if (input.in === 'query') qs[input.param ?? input.key] = queryValue(input.key, input.list);
+  }
+  const response: Json = {};
+  const api: Json = { url, method: operation.request.method, headers: keyHeaders(operation.request.auth), qs, response };
+  if (operation.result.items) {
+    response.iterate = `{{body.${operation.result.items}}}`;
+    response.output = '{{item}}';
+    if (operation.result.single) response.limit = 1;
+  } else {
+    response.output = '{{body}}';
+  }
+  if (operation.paging && operation.result.items) {
+    const { size, limit } = pageSize(operation);
+    qs[operation.paging.size] = `{{${size}}}`;
+    response.limit = `{{${limit}}}`;
+    api.pagination = {
+      qs: { [operation.paging.page]: '{{pagination.page}}' },
+      // A full page means there may be more; a short or empty one is the last.
+      condition: `{{length(body.${operation.result.items}) = ${size}}}`,
+    };
+  }
+  return api;
+}
+
+export function searchModuleCode(operation: Operation) {
+  return { api: searchModule(operation), parameters: [], expect: operationParameters(operation), interface: fromSample(operation.sample), samples: operation.sample };
+}
+
+/**
+ * An instant trigger's webhook: attaching subscribes Make's URL (`POST /v1/hooks`) for the
+ * trigger's events and devices and keeps the hook's id to detach it (`DELETE /v1/hooks/{id}`);
+ * each delivery `{type, timestamp, data}` becomes one bundle, its `data` (the Event).
+ */
+export function webhook(trigger: Trigger): { api: Json; parameters: MakeParameter[]; attach: Json; detach: Json } {
+  const hook = trigger.hook;
+  const body: Json = { ...hook.subscribe.body, target_url: '{{webhook.url}}' };
+  for (const field of trigger.inputFields) {
+    if (field.hookField) body[field.hookField] = `{{ifempty(parameters.${field.key}; null)}}`;
+  }
+  const idPath = hook.unsubscribe.path.replace('{id}', '{{webhook.externalHookId}}');
+  if (idPath === hook.unsubscribe.path) throw new MakeExportError(`trigger ${trigger.id}: the unsubscribe path ${hook.unsubscribe.path} has no {id}`);
+  return {
+    api: { output: '{{body.data}}' },
+    parameters: triggerParameters(trigger),
+    attach: {
+      url: hook.subscribe.path,
+      method: hook.subscribe.method,
+      headers: keyHeaders('api_key'),
+      body,
+      response: { data: { externalHookId: '{{body.id}}' } },
+    },
+    detach: { url: idPath, method: hook.unsubscribe.method, headers: keyHeaders('api_key') },
+  };
+}
+
+export function instantTriggerCode(trigger: Trigger) {
+  return { api: {}, parameters: [], expect: [], interface: fromOutputFields(trigger.outputFields), samples: trigger.sample };
+}
+
+/** The most events one poll reads (the connector's largest `limit`). */
+export const pollLimit = 500;
+
+/**
+ * A polling trigger: the trigger's events newest first. Make remembers the newest `occurred_at`
+ * (and id) it has emitted and emits only newer events on the next run, oldest first.
+ */
+export function pollingTriggerCode(trigger: Trigger) {
+  const qs: Record<string, unknown> = { ...trigger.polling.query, limit: pollLimit };
+  for (const field of trigger.inputFields) {
+    if (field.pollingParam) qs[field.pollingParam] = queryValue(field.key, field.list);
+  }
+  return {
+    api: {
+      url: trigger.polling.path,
+      method: trigger.polling.method,
+      headers: keyHeaders('api_key'),
+      qs,
+      response: {
+        iterate: '{{body}}',
+        output: '{{item}}',
+        trigger: { type: 'date', order: 'desc', id: `{{item.${trigger.dedupeKey}}}`, date: '{{item.occurred_at}}' },
+      },
+    },
+    epoch: {
+      response: {
+        limit: 300,
+        output: { label: '{{item.device.name}}: {{item.previous_status}} → {{item.status}}', date: '{{item.occurred_at}}' },
+      },
+    },
+    parameters: triggerParameters(trigger),
+    expect: [],
+    interface: fromOutputFields(trigger.outputFields),
+    samples: trigger.sample,
+  };
+}
