@@ -1,4 +1,5 @@
 import type { Manifest } from '../manifest/schema.js';
+import { makeApp, MakeExportError } from './make.js';
 import { zapierApp, ZapierExportError } from './zapier.js';
 
 /**
@@ -35,6 +36,19 @@ With a Zapier account: npx zapier-platform login, then
   npx zapier-platform register "${manifest.name}"   # once
   npx zapier-platform push`,
   },
+  make: {
+    title: 'Make',
+    files: (manifest, options) => makeApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  CONNECTOR_API_KEY=<key> npm test              # checks the files, then sends every request to the connector
+
+To put it into Make: open ${dir} in VS Code with the Make Apps Editor extension, right-click
+makecomapp.json, Deploy to Make, choose "Deploy into another app", fill in the origin it adds
+(your custom app's id, https://<zone>.make.com/api, a file holding your Make API token) and
+deploy again.`,
+  },
 } satisfies Record<string, Exporter>;
 
 export type Platform = keyof typeof registry;
@@ -42,5 +56,5 @@ export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
 export function isExportError(err: unknown): err is Error {
-  return err instanceof ExportError || err instanceof ZapierExportError;
+  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof MakeExportError;
 }

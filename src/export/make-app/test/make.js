@@ -36,7 +36,10 @@ export const env = {
   controlUrl: process.env.CONNECTOR_CONTROL_URL || '',
   deviceCount: Number(process.env.PLATFORM_TEST_DEVICE_COUNT || 0),
 };
-if (!env.baseUrl || !env.apiKey) throw new Error('Set CONNECTOR_BASE_URL and CONNECTOR_API_KEY to a running connector and one of its keys (see README.md).');
+/** For the tests that call the connector: fails with what to set when it is not given. */
+export function requireConnector() {
+  if (!env.baseUrl || !env.apiKey) throw new Error('Set CONNECTOR_BASE_URL and CONNECTOR_API_KEY to a running connector and one of its keys (see README.md).');
+}
 
 /** The connection's data as Make keeps it after the connection was created. */
 export const connectionData = (apiKey = env.apiKey) => ({ base_url: env.baseUrl, api_key: apiKey });
