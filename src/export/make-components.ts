@@ -133,16 +133,27 @@ export function rpc(manifest: Manifest, source: OptionSource): { api: Json; para
   };
 }
 
-/** A query value from a module parameter: lists go comma-separated, as the connector reads them. */
-const queryValue = (key: string, list: boolean) => (list ? `{{join(parameters.${key}; ',')}}` : `{{parameters.${key}}}`);
+/**
+ * A query value from a module parameter: lists go comma-separated, as the connector reads them.
+ * An optional one that is empty stays out of the query (`undefined` is dropped), since the
+ * connector rejects an empty filter.
+ */
+function queryValue(key: string, list: boolean, required: boolean): string {
+  const value = list ? `join(parameters.${key}; ',')` : `parameters.${key}`;
+  return required ? `{{${value}}}` : `{{ifempty(${value}; undefined)}}`;
+}
 
-/** The page-size expression of a paged operation: the limit, capped by the largest page. */
+/**
+ * The page-size expression of a paged operation: pages of the limit's default size (100
+ * devices; at most the connector's largest page), smaller when the limit is, so that Make
+ * requests the next page while the module still wants more.
+ */
 function pageSize(operation: Operation): { size: string; limit: string } {
   const paging = operation.paging!;
   const input = operation.inputs.find((candidate) => candidate.key === paging.limitInput);
   const fallback = typeof input?.default === 'number' ? input.default : paging.maxSize;
   const limit = `ifempty(parameters.${paging.limitInput}; ${fallback})`;
-  return { size: `min(${limit}; ${paging.maxSize})`, limit };
+  return { size: `min(${limit}; ${Math.min(fallback, paging.maxSize)})`, limit };
 }
 
 /** An operation as a search module: its request, paging up to `limit`, one bundle per record. */
@@ -150,7 +161,7 @@ export function searchModule(operation: Operation): Json {
   const url = operation.request.path.replace(/\{([a-z][a-z0-9_]*)\}/g, (_match, key: string) => `{{parameters.${key}}}`);
   const qs: Record<string, unknown> = { ...operation.request.query };
   for (const input of operation.inputs) {
-    if (input.in === 'query') qs[input.param ?? input.key] = queryValue(input.key, input.list);
+    if (input.in === 'query') qs[input.param ?? input.key] = queryValue(input.key, input.list, input.required);
   }
   const response: Json = {};
   const api: Json = { url, method: operation.request.method, headers: keyHeaders(operation.request.auth), qs, response };
@@ -219,7 +230,7 @@ export const pollLimit = 500;
 export function pollingTriggerCode(trigger: Trigger) {
   const qs: Record<string, unknown> = { ...trigger.polling.query, limit: pollLimit };
   for (const field of trigger.inputFields) {
-    if (field.pollingParam) qs[field.pollingParam] = queryValue(field.key, field.list);
+    if (field.pollingParam) qs[field.pollingParam] = queryValue(field.key, field.list, field.required);
   }
   return {
     api: {
