@@ -15,11 +15,12 @@ const cases = {
     const device_id = await firstChoice('devices');
     return { parameters: { device_id }, expected: [await connectorGet(`/devices/${encodeURIComponent(device_id)}`, { bearer: true })] };
   },
-  listDevices: async () => ({
-    parameters: { limit: 250 },
-    expected: (await connectorGet('/devices?page_size=250', { bearer: true })).data,
-    pages: 3,
-  }),
+  listDevices: async () => {
+    const expected = (await connectorGet('/devices?page_size=250', { bearer: true })).data;
+    // Pages of 100 until 250 devices are in hand, or a short page says there are no more.
+    const pages = expected.length >= 250 ? 3 : Math.floor(expected.length / 100) + 1;
+    return { parameters: { limit: 250 }, expected, pages };
+  },
   listMenus: async () => ({ parameters: {}, expected: (await connectorGet('/v1/menus')).menus }),
   listGroups: async () => {
     const menu_id = await firstChoice('menus');
@@ -48,7 +49,10 @@ for (const [name] of searches) {
       assert.deepEqual(bundles, expected);
       if (pages) {
         assert.equal(log.length, pages, 'one request per page, up to the limit');
-        assert.deepEqual(log.map((entry) => new URL(entry.url).searchParams.get('page')), [null, '2', '3']);
+        assert.deepEqual(
+          log.map((entry) => new URL(entry.url).searchParams.get('page')),
+          log.map((_entry, i) => (i === 0 ? null : String(i + 1))),
+        );
       }
     });
   });
