@@ -122,7 +122,7 @@ function packageJson(manifest: Manifest): string {
     description: `${manifest.description} (Make custom app)`,
     private: true,
     type: 'module',
-    scripts: { test: 'node --test --test-concurrency=1 test/' },
+    scripts: { test: 'node --test --test-concurrency=1 test/*.test.js' },
     engines: { node: '>=20' },
     devDependencies: { ajv: '^8.17.1' },
   });
