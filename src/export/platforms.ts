@@ -1,4 +1,5 @@
 import type { Manifest } from '../manifest/schema.js';
+import { ActivepiecesExportError, activepiecesApp } from './activepieces.js';
 import { zapierApp, ZapierExportError } from './zapier.js';
 
 /**
@@ -35,6 +36,18 @@ With a Zapier account: npx zapier-platform login, then
   npx zapier-platform register "${manifest.name}"   # once
   npx zapier-platform push`,
   },
+  activepieces: {
+    title: 'Activepieces',
+    files: (manifest, options) => activepiecesApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  npm run build                                  # tsc --strict → dist/
+  CONNECTOR_API_KEY=<key> CONNECTOR_BASE_URL=<url> npm test   # against the running connector
+
+Install it into a self-hosted Activepieces: npm pack, then Platform Admin → Pieces →
+Install Piece → upload the .tgz (or publish it to your npm registry and give its name).`,
+  },
 } satisfies Record<string, Exporter>;
 
 export type Platform = keyof typeof registry;
@@ -42,5 +55,5 @@ export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
 export function isExportError(err: unknown): err is Error {
-  return err instanceof ExportError || err instanceof ZapierExportError;
+  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof ActivepiecesExportError;
 }
