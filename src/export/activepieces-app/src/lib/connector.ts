@@ -90,6 +90,9 @@ export async function call<T = unknown>(creds: Credentials, options: CallOptions
   } catch (err) {
     if (err instanceof HttpError) {
       const { status, body } = err.response;
+      // The HTTP client reports a request that got no answer (refused, timed out) as a 500
+      // without a body; the connector's own errors always have one.
+      if (status === 500 && (body === undefined || body === '')) throw new ConnectorError(`${definition.name}: cannot reach ${creds.base_url} (no HTTP answer to ${options.method} ${options.path})`, null);
       if (options.allow?.includes(status)) return { status, body: body as T };
       throw new ConnectorError(`${definition.name}: ${messageOf(status, body)} (HTTP ${status} on ${options.method} ${options.path.split('?')[0]})`, status);
     }
