@@ -6,8 +6,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * bytes of the hook's secret (`whsec_<base64>`).
  */
 
-/** How far a delivery's timestamp may be from now (the Standard Webhooks default). */
-export const toleranceSeconds = 5 * 60;
+/**
+ * How far a delivery's timestamp may be from now. Ahead: 5 minutes (the Standard Webhooks
+ * default). Behind: an hour, because Activepieces queues a received webhook and runs the
+ * trigger when a worker is free; a delivery refused for its age would be lost, as the
+ * connector already had its 2xx.
+ */
+export const futureToleranceSeconds = 5 * 60;
+export const pastToleranceSeconds = 60 * 60;
 
 export function sign(secret: string, id: string, timestamp: string, body: string): string {
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
@@ -28,7 +34,8 @@ export function signatureProblem(secret: string, headers: Record<string, unknown
   const signature = header(headers, 'webhook-signature');
   if (!id || !timestamp || !signature) return 'the webhook signature headers are missing';
   const seconds = Number(timestamp);
-  if (!Number.isFinite(seconds) || Math.abs(now / 1000 - seconds) > toleranceSeconds) return 'the webhook timestamp is too old or in the future';
+  const age = now / 1000 - seconds;
+  if (!Number.isFinite(seconds) || age > pastToleranceSeconds || -age > futureToleranceSeconds) return 'the webhook timestamp is too old or in the future';
   const expected = Buffer.from(sign(secret, id, timestamp, body));
   const ok = signature.split(' ').some((candidate) => {
     const given = Buffer.from(candidate);
