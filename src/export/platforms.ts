@@ -1,4 +1,5 @@
 import type { Manifest } from '../manifest/schema.js';
+import { ActivepiecesExportError, activepiecesApp } from './activepieces.js';
 import { makeApp, MakeExportError } from './make.js';
 import { zapierApp, ZapierExportError } from './zapier.js';
 
@@ -49,6 +50,18 @@ makecomapp.json, Deploy to Make, choose "Deploy into another app", fill in the o
 (your custom app's id, https://<zone>.make.com/api, a file holding your Make API token) and
 deploy again.`,
   },
+  activepieces: {
+    title: 'Activepieces',
+    files: (manifest, options) => activepiecesApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  npm run build                                  # tsc --strict → dist/
+  CONNECTOR_API_KEY=<key> CONNECTOR_BASE_URL=<url> npm test   # against the running connector
+
+Install it into a self-hosted Activepieces: npm pack, then Platform Admin → Pieces →
+Install Piece → upload the .tgz (or publish it to your npm registry and give its name).`,
+  },
 } satisfies Record<string, Exporter>;
 
 export type Platform = keyof typeof registry;
@@ -56,5 +69,5 @@ export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
 export function isExportError(err: unknown): err is Error {
-  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof MakeExportError;
+  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof MakeExportError || err instanceof ActivepiecesExportError;
 }
