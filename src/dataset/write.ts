@@ -128,7 +128,9 @@ async function writeDevices(
       .execute(),
   );
   await inserts(rows, (part) => trx.deleteFrom('device_access').where('device_id', 'in', part.map((d) => d.id)).execute());
-  const grants = devices.flatMap((device) => device.access.map((a) => ({ device_id: device.id.toLowerCase(), user_id: a.user_id, level: a.level })));
+  const grants = devices.flatMap((device) =>
+    device.access.map((a) => ({ device_id: device.id.toLowerCase(), user_id: a.user_id, level: a.level, registered_at: ts(device.registered_at) })),
+  );
   await inserts(grants, (part) => trx.insertInto('device_access').values(part).execute());
 }
 

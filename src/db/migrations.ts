@@ -196,6 +196,13 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE hooks ADD COLUMN fair_cursor ${t.int8} NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_fair ON deliveries(status, fair_at, next_attempt_at);
   `,
+  () => `
+  -- A user's devices in their list order straight from one index (docs/devices.md): pages
+  -- and counts of an account with 100,000 devices read only what they return.
+  ALTER TABLE device_access ADD COLUMN registered_at TEXT NOT NULL DEFAULT '';
+  UPDATE device_access SET registered_at = (SELECT d.registered_at FROM devices d WHERE d.id = device_access.device_id);
+  CREATE INDEX device_access_order ON device_access(user_id, registered_at, device_id);
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

@@ -12,7 +12,8 @@ export interface Tables {
   users: { id: string; account_id: string; name: string };
   api_keys: { id: string; user_id: string; name: string; key_sha256: string; scopes: string; created_at: string };
   devices: DeviceRow;
-  device_access: { device_id: string; user_id: string; level: 'read' | 'update' };
+  /** `registered_at` is the device's, copied so that a user's devices page in order from one index. */
+  device_access: { device_id: string; user_id: string; level: 'read' | 'update'; registered_at: string };
   menus: {
     id: string;
     account_id: string;

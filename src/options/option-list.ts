@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { OptionSource } from '../manifest/schema.js';
 import type { OptionRecord } from './resources.js';
+import { mapCooperatively, sortCooperatively } from './cooperative.js';
 import { compileTemplate } from './template.js';
 
 export interface OptionEntry {
@@ -35,14 +36,16 @@ export function fold(text: string): string {
   return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
-/** Records → entries: filter, label, value and order as the manifest declares them. */
-export function buildOptionList(source: OptionSource, records: readonly OptionRecord[]): OptionList {
+/**
+ * Records → entries: filter, label, value and order as the manifest declares them. Yields to
+ * the event loop between slices, so a list of 100,000 devices never stalls other requests.
+ */
+export async function buildOptionList(source: OptionSource, records: readonly OptionRecord[]): Promise<OptionList> {
   const label = compileTemplate(source.label);
   const treeLabel = compileTemplate(source.tree?.label ?? source.label);
   const filters = Object.entries(source.filter);
-  const entries = records
-    .filter((record) => filters.every(([field, expected]) => record[field] === expected))
-    .map((record): OptionEntry => {
+  const kept = filters.length === 0 ? records : records.filter((record) => filters.every(([field, expected]) => record[field] === expected));
+  const entries = await mapCooperatively(kept, (record): OptionEntry => {
       const text = label(record);
       return {
         label: text,
@@ -53,6 +56,6 @@ export function buildOptionList(source: OptionSource, records: readonly OptionRe
         hasChildren: record.hasChildren ?? false,
       };
     });
-  if (source.order === 'label') entries.sort((a, b) => collator.compare(a.label, b.label) || collator.compare(a.value, b.value));
+  if (source.order === 'label') await sortCooperatively(entries, (a, b) => collator.compare(a.label, b.label) || collator.compare(a.value, b.value));
   return { entries, rendered: new LRUCache({ max: 64 }) };
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import { allDevices } from '../sources/all-devices.js';
+import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
 
 /** One record of a resource: the fields a manifest's templates may use. */
@@ -112,18 +112,24 @@ export const resources: Record<string, ResourceDef> = {
     params: [],
     fields: ['id', 'name', 'timezone', 'status', 'is_online', 'screen_resolution', 'connection_type', 'last_heartbeat_at'],
     tree: false,
+    /** Page by page: only the fields a template may use are kept, never the whole devices. */
     async load(sources, principal) {
-      const devices = await allDevices(sources.devices, principal);
-      return devices.map((d) => ({
-        id: d.id.toLowerCase(),
-        name: d.name,
-        timezone: d.timezone,
-        status: d.is_online ? 'online' : 'offline',
-        is_online: d.is_online,
-        screen_resolution: d.screen_resolution,
-        connection_type: d.connection_type,
-        last_heartbeat_at: d.last_heartbeat_at,
-      }));
+      const records: OptionRecord[] = [];
+      for await (const page of sources.devices.pages(principal, devicePageSize)) {
+        for (const d of page) {
+          records.push({
+            id: d.id.toLowerCase(),
+            name: d.name,
+            timezone: d.timezone,
+            status: d.is_online ? 'online' : 'offline',
+            is_online: d.is_online,
+            screen_resolution: d.screen_resolution,
+            connection_type: d.connection_type,
+            last_heartbeat_at: d.last_heartbeat_at,
+          });
+        }
+      }
+      return records;
     },
   },
 };

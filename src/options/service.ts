@@ -27,7 +27,7 @@ export class OptionsService {
     const paramKey = def.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
     const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|${paramKey}`, async () => {
       const records = await def.load(this.sources, principal, params);
-      const list = buildOptionList(source, records);
+      const list = await buildOptionList(source, records);
       return { value: list, size: 64 + list.entries.reduce((n, e) => n + 2 * (e.label.length + e.value.length) + 48, 0) };
     });
     return { list: value, state, ttlMs: cache.ttlMs };

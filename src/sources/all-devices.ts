@@ -1,18 +1,41 @@
-import type { Device, DeviceSource, Principal } from './types.js';
+import type { Device, DevicePage, DeviceQuery, Principal } from './types.js';
+
+/** Pages of a source read a page at a time. */
+export const devicePageSize = 1000;
 
 /**
- * Every device the key may read, paging the source 1000 at a time: page 1 tells the total,
- * the rest follow at most `concurrency` at a time (an upstream is never hit by a burst).
+ * Every page of a numbered-page listing (an upstream's `GET /devices`) in order: page 1 tells
+ * the total, the rest are fetched at most `concurrency` at a time (an upstream is never hit by
+ * a burst) and handed on in order as they arrive, so no more than `concurrency` pages are held.
  */
-export async function allDevices(source: DeviceSource, principal: Principal, concurrency = 4): Promise<Device[]> {
-  const pageSize = 1000;
-  const first = await source.list(principal, { page: 1, pageSize });
-  const pages: Device[][] = [first.data];
-  let next = 2;
+export async function* numberedPages(
+  list: (query: DeviceQuery) => Promise<DevicePage>,
+  pageSize: number,
+  concurrency = 4,
+): AsyncGenerator<Device[]> {
+  const first = await list({ page: 1, pageSize });
+  yield first.data;
   const last = Math.ceil(first.total / pageSize);
-  const worker = async () => {
-    for (let page = next++; page <= last; page = next++) pages[page - 1] = (await source.list(principal, { page, pageSize })).data;
+  const ahead: Array<Promise<DevicePage>> = [];
+  let next = 2;
+  const fill = () => {
+    while (ahead.length < concurrency && next <= last) {
+      const page = list({ page: next++, pageSize });
+      page.catch(() => undefined); // awaited in turn below; never an unhandled rejection
+      ahead.push(page);
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(0, last - 1)) }, worker));
-  return pages.flat();
+  fill();
+  while (ahead.length > 0) {
+    const page = await ahead.shift()!;
+    fill();
+    yield page.data;
+  }
+}
+
+/** Every device the key may read, collected (the poller's comparison needs them together). */
+export async function allDevices(source: { pages(principal: Principal, pageSize: number): AsyncIterable<Device[]> }, principal: Principal): Promise<Device[]> {
+  const all: Device[] = [];
+  for await (const page of source.pages(principal, devicePageSize)) all.push(...page);
+  return all;
 }

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Db } from '../db/database.js';
 import type { DeviceRow } from '../db/tables.js';
 import { AppError } from '../errors.js';
@@ -6,8 +7,14 @@ import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from '.
 
 /**
  * Devices from the embedded catalog. A key sees the devices its user has `read` or `update`
- * access to (seed 5); everything else is absent. `is_online` is computed at read time.
+ * access to; everything else is absent. `is_online` is computed at read time.
  */
+/** Where a keyset page starts: after this device in list order. */
+interface OrderKey {
+  registeredAt: string;
+  id: string;
+}
+
 export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: number): DeviceSource {
   /** Heartbeats strictly after this instant are "less than the timeout old". */
   const onlineSince = (): string => formatMicros((clock.now() - heartbeatTimeoutMs) * 1000);
@@ -33,31 +40,78 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
     created_at: row.created_at,
   });
 
-  /** The devices a user may read: joined through their access rows. */
+  /**
+   * The devices a user may read, from their access rows: the index on (user_id,
+   * registered_at, device_id) gives them in list order, so a page reads only its own rows.
+   */
   const visible = (userId: string | null) =>
     db.kysely
-      .selectFrom('devices as d')
-      .innerJoin('device_access as a', (join) => join.onRef('a.device_id', '=', 'd.id').on('a.user_id', '=', userId ?? ''));
+      .selectFrom('device_access as a')
+      .innerJoin('devices as d', 'd.id', 'a.device_id')
+      .where('a.user_id', '=', userId ?? '');
+
+  const filtered = (principal: Principal, query: Omit<DeviceQuery, 'page' | 'pageSize'>, threshold: string) =>
+    visible(principal.userId)
+      .$if(query.ids !== undefined, (q) => q.where('a.device_id', 'in', query.ids!))
+      .$if(query.isOnline === true, (q) => q.where('d.last_heartbeat_at', '>', threshold))
+      .$if(query.isOnline === false, (q) =>
+        q.where((eb) => eb.or([eb('d.last_heartbeat_at', 'is', null), eb('d.last_heartbeat_at', '<=', threshold)])),
+      );
+
+  /** Without filters the count is the user's access rows alone: one index range, no join. */
+  const count = async (principal: Principal, query: DeviceQuery, threshold: string): Promise<number> => {
+    const counted =
+      query.ids === undefined && query.isOnline === undefined
+        ? await db.kysely
+            .selectFrom('device_access')
+            .where('user_id', '=', principal.userId ?? '')
+            .select((eb) => eb.fn.countAll<number>().as('total'))
+            .executeTakeFirstOrThrow()
+        : await filtered(principal, query, threshold)
+            .select((eb) => eb.fn.countAll<number>().as('total'))
+            .executeTakeFirstOrThrow();
+    return Number(counted.total);
+  };
+
+  const pageAfter = (userId: string | null, from: OrderKey | null, pageSize: number) =>
+    visible(userId)
+      .$if(from !== null, (q) => q.where((eb) => eb(eb.refTuple('a.registered_at', 'a.device_id'), '>', eb.tuple(from!.registeredAt, from!.id))))
+      .selectAll('d')
+      .select('a.registered_at as access_order')
+      .orderBy('a.registered_at')
+      .orderBy('a.device_id')
+      .limit(pageSize)
+      .execute();
 
   return {
     mode: 'embedded',
     async list(principal: Principal, query: DeviceQuery): Promise<DevicePage> {
       const threshold = onlineSince();
-      const matching = visible(principal.userId)
-        .$if(query.ids !== undefined, (q) => q.where('d.id', 'in', query.ids!))
-        .$if(query.isOnline === true, (q) => q.where('d.last_heartbeat_at', '>', threshold))
-        .$if(query.isOnline === false, (q) =>
-          q.where((eb) => eb.or([eb('d.last_heartbeat_at', 'is', null), eb('d.last_heartbeat_at', '<=', threshold)])),
-        );
-      const counted = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await matching
+      const total = await count(principal, query, threshold);
+      const rows = await filtered(principal, query, threshold)
         .selectAll('d')
-        .orderBy('d.registered_at')
-        .orderBy('d.id')
+        .orderBy('a.registered_at')
+        .orderBy('a.device_id')
         .limit(query.pageSize)
         .offset((query.page - 1) * query.pageSize)
         .execute();
-      return { total: Number(counted.total), data: rows.map((row) => toDevice(row, threshold)) };
+      return { total, data: rows.map((row) => toDevice(row, threshold)) };
+    },
+
+    /** Keyset pages over the index: each page starts after the last one's (registered_at, id). */
+    async *pages(principal: Principal, pageSize: number): AsyncGenerator<Device[]> {
+      const threshold = onlineSince();
+      let after: OrderKey | null = null;
+      for (;;) {
+        const rows = await pageAfter(principal.userId, after, pageSize);
+        if (rows.length === 0) return;
+        yield rows.map((row) => toDevice(row, threshold));
+        if (rows.length < pageSize) return;
+        const last = rows[rows.length - 1]!;
+        after = { registeredAt: last.access_order, id: last.id };
+        // SQLite answers synchronously: let requests of other accounts in between pages.
+        await setImmediate();
+      }
     },
 
     async get(principal: Principal, id: string): Promise<Device> {

@@ -51,6 +51,11 @@ export interface Principal {
 export interface DeviceSource {
   readonly mode: 'embedded' | 'upstream';
   list(principal: Principal, query: DeviceQuery): Promise<DevicePage>;
+  /**
+   * Every device the key may read, in list order, a page at a time: memory and each step stay
+   * bounded by the page, whatever the account's size.
+   */
+  pages(principal: Principal, pageSize: number): AsyncIterable<Device[]>;
   /** Throws AppError not_found `Device not found` when absent or not accessible. */
   get(principal: Principal, id: string): Promise<Device>;
 }

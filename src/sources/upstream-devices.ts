@@ -1,4 +1,5 @@
 import type { CachedLoader } from '../cache/cached-loader.js';
+import { numberedPages } from './all-devices.js';
 import { callerOf, upstreamCall } from './upstream-call.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { KeyVerdicts } from '../upstream/key-verdicts.js';
@@ -6,7 +7,7 @@ import { deviceSchema, devicePageSchema } from '../upstream/schemas.js';
 import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from './types.js';
 
 /**
- * Devices from an upstream implementing seed 4.1. The key is forwarded as Bearer; a 401 is
+ * Devices from an upstream serving the device interface (docs/upstream.md). The key is forwarded as Bearer; a 401 is
  * remembered by KeyVerdicts. With a cache, answers are kept per key hash and query.
  */
 export function upstreamDeviceSource(client: UpstreamClient, verdicts: KeyVerdicts, cache?: CachedLoader): DeviceSource {
@@ -24,6 +25,9 @@ export function upstreamDeviceSource(client: UpstreamClient, verdicts: KeyVerdic
       return cached(principal, `devices?${new URLSearchParams(clean(params))}`, () =>
         client.get({ path: '/devices', query: params, key: principal.key, ...callerOf(principal), schema: devicePageSchema }),
       );
+    },
+    pages(principal: Principal, pageSize: number): AsyncIterable<Device[]> {
+      return numberedPages((query) => this.list(principal, query), pageSize);
     },
     get(principal: Principal, id: string): Promise<Device> {
       const lower = id.toLowerCase();

@@ -622,3 +622,42 @@ describe('security', () => {
     }
   });
 });
+
+describe('an account with more devices than one page of the store', () => {
+  // 2,600 devices, in groups of 7 sharing one registered_at, listed newest first: pages of
+  // 1,000 read in order from the access index must cut ties by id without losing or
+  // repeating a device.
+  const count = 2600;
+  const registered = (i: number) => `2025-01-01T00:00:${String(Math.floor(i / 7) % 60).padStart(2, '0')}.${String(Math.floor(i / 420)).padStart(6, '0')}Z`;
+  const mac = (i: number) => `c0:00:00:00:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
+  let big: TestApp;
+  beforeAll(async () => {
+    const data = catalog();
+    for (let i = count - 1; i >= 0; i--) data.devices.push(deviceLike({ id: mac(i), name: `Kiosk ${i}`, registered_at: registered(i) }));
+    big = await buildTestApp({ dataset: data, env: { HEARTBEAT_TIMEOUT_MS: '300000' } });
+  });
+  afterAll(async () => big.close());
+
+  test('the device dropdown has every device once, in label order', async () => {
+    const res = await request(big.app).get('/v1/devices/options').set(...auth(keys.ana)).expect(200);
+    const options = res.body as Array<[string, string]>;
+    expect(options).toHaveLength(count + 4);
+    expect(new Set(options.map(([, value]) => value)).size).toBe(count + 4);
+    const kiosks = options.filter(([label]) => label.startsWith('Kiosk '));
+    expect(kiosks.map(([label]) => label)).toEqual(Array.from({ length: count }, (_, i) => `Kiosk ${i}`));
+  });
+
+  test('GET /devices pages through all of them in registered_at, id order', async () => {
+    const seen: DeviceJson[] = [];
+    for (let page = 1; ; page++) {
+      const body = await list(big, `?page=${page}&page_size=1000`);
+      expect(body.total).toBe(count + 4);
+      seen.push(...body.data);
+      if (body.data.length < 1000) break;
+    }
+    expect(seen).toHaveLength(count + 4);
+    const order = seen.map((d) => `${d.registered_at as string}|${d.id.toLowerCase()}`);
+    expect(order).toEqual([...order].sort());
+  });
+});
+

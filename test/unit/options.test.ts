@@ -58,32 +58,32 @@ describe('templateFields', () => {
     expect(templateFields(template)).toEqual(fields);
   });
 
-  test('gives the same answer when called again (no regex state leaks between calls)', () => {
+  test('gives the same answer when called again (no regex state leaks between calls)', async () => {
     expect(templateFields('{a} {b}')).toEqual(['a', 'b']);
     expect(templateFields('{a} {b}')).toEqual(['a', 'b']);
   });
 });
 
 describe('compileTemplate', () => {
-  test('inserts fields; everything else is literal', () => {
+  test('inserts fields; everything else is literal', async () => {
     const render = compileTemplate('{name} — ${price}');
     expect(render({ name: 'Latte', price: 4.25 })).toBe('Latte — $4.25');
     expect(render({ name: 'Burger', price: 11 })).toBe('Burger — $11');
   });
 
-  test('a compiled template is reusable across records', () => {
+  test('a compiled template is reusable across records', async () => {
     const render = compileTemplate('[{id}] {name}');
     expect(render({ id: 'a', name: 'A' })).toBe('[a] A');
     expect(render({ id: 'b', name: 'B' })).toBe('[b] B');
   });
 
-  test('null and missing fields render empty without a fallback', () => {
+  test('null and missing fields render empty without a fallback', async () => {
     const render = compileTemplate('{name} — ${price}');
     expect(render({ name: 'Double shot', price: null })).toBe('Double shot — $');
     expect(render({ name: 'Double shot' })).toBe('Double shot — $');
   });
 
-  test('{field|fallback} uses the fallback only for null or missing', () => {
+  test('{field|fallback} uses the fallback only for null or missing', async () => {
     const render = compileTemplate('{name} ({price|no price})');
     expect(render({ name: 'A', price: null })).toBe('A (no price)');
     expect(render({ name: 'A' })).toBe('A (no price)');
@@ -93,25 +93,25 @@ describe('compileTemplate', () => {
     expect(render({ name: 'A', price: 3 })).toBe('A (3)');
   });
 
-  test('an empty fallback is allowed', () => {
+  test('an empty fallback is allowed', async () => {
     expect(compileTemplate('{a|}x')({ a: null })).toBe('x');
   });
 
-  test('text that is not a placeholder stays as it is', () => {
+  test('text that is not a placeholder stays as it is', async () => {
     const render = compileTemplate('{ name } {} {1x} $& $1 {name}');
     expect(render({ name: 'N' })).toBe('{ name } {} {1x} $& $1 N');
   });
 
-  test('a template without placeholders is constant', () => {
+  test('a template without placeholders is constant', async () => {
     expect(compileTemplate('Fixed')({ name: 'x' })).toBe('Fixed');
     expect(compileTemplate('')({})).toBe('');
   });
 
-  test('field values containing braces are not re-expanded', () => {
+  test('field values containing braces are not re-expanded', async () => {
     expect(compileTemplate('{name}')({ name: '{id}', id: 'x' })).toBe('{id}');
   });
 
-  test('booleans and numbers are printed with String()', () => {
+  test('booleans and numbers are printed with String()', async () => {
     expect(compileTemplate('{inStock}/{calories}')({ inStock: true, calories: 190 })).toBe('true/190');
   });
 });
@@ -131,46 +131,46 @@ describe('fold', () => {
     expect(fold(text)).toBe(folded);
   });
 
-  test('a folded query is a substring of the folded label regardless of case and accents', () => {
+  test('a folded query is a substring of the folded label regardless of case and accents', async () => {
     expect(fold('Café window').includes(fold('CAFE'))).toBe(true);
     expect(fold('Front counter').includes(fold('frönt'))).toBe(true);
   });
 });
 
 describe('buildOptionList', () => {
-  test('label order: numeric-aware ("Menu board 2" before "Menu board 10")', () => {
-    const list = buildOptionList(source(), records(['a', 'Menu board 10'], ['b', 'Menu board 2'], ['c', 'Menu board 1']));
+  test('label order: numeric-aware ("Menu board 2" before "Menu board 10")', async () => {
+    const list = await buildOptionList(source(), records(['a', 'Menu board 10'], ['b', 'Menu board 2'], ['c', 'Menu board 1']));
     expect(list.entries.map((e) => e.label)).toEqual(['Menu board 1', 'Menu board 2', 'Menu board 10']);
   });
 
-  test('label order: case- and accent-insensitive', () => {
-    const list = buildOptionList(source(), records(['1', 'banana'], ['2', 'Apple'], ['3', 'cherry'], ['4', 'Éclair'], ['5', 'date']));
+  test('label order: case- and accent-insensitive', async () => {
+    const list = await buildOptionList(source(), records(['1', 'banana'], ['2', 'Apple'], ['3', 'cherry'], ['4', 'Éclair'], ['5', 'date']));
     expect(list.entries.map((e) => e.label)).toEqual(['Apple', 'banana', 'cherry', 'date', 'Éclair']);
   });
 
-  test('label order: equal labels (ignoring case) are ordered by value', () => {
-    const list = buildOptionList(source(), records(['m-b', 'specials'], ['m-a', 'Specials'], ['m-c', 'SPECIALS']));
+  test('label order: equal labels (ignoring case) are ordered by value', async () => {
+    const list = await buildOptionList(source(), records(['m-b', 'specials'], ['m-a', 'Specials'], ['m-c', 'SPECIALS']));
     expect(list.entries.map((e) => e.value)).toEqual(['m-a', 'm-b', 'm-c']);
     // …also numeric-aware on the value.
-    const byNumber = buildOptionList(source(), records(['10', 'Same'], ['9', 'Same'], ['100', 'Same']));
+    const byNumber = await buildOptionList(source(), records(['10', 'Same'], ['9', 'Same'], ['100', 'Same']));
     expect(byNumber.entries.map((e) => e.value)).toEqual(['9', '10', '100']);
   });
 
-  test('label order does not depend on the input order', () => {
+  test('label order does not depend on the input order', async () => {
     const input = records(['a', 'Screen 10'], ['b', 'screen 2'], ['c', 'Screen 1'], ['d', 'Donut'], ['e', 'éclair']);
-    const forward = buildOptionList(source(), input).entries.map((e) => e.value);
-    const backward = buildOptionList(source(), [...input].reverse()).entries.map((e) => e.value);
+    const forward = (await buildOptionList(source(), input)).entries.map((e) => e.value);
+    const backward = (await buildOptionList(source(), [...input].reverse())).entries.map((e) => e.value);
     expect(forward).toEqual(['d', 'e', 'c', 'b', 'a']);
     expect(backward).toEqual(forward);
   });
 
-  test('source order keeps the input order', () => {
-    const list = buildOptionList(source({ order: 'source' }), records(['z', 'Zeta'], ['a', 'Alpha'], ['m', 'Mu']));
+  test('source order keeps the input order', async () => {
+    const list = await buildOptionList(source({ order: 'source' }), records(['z', 'Zeta'], ['a', 'Alpha'], ['m', 'Mu']));
     expect(list.entries.map((e) => e.value)).toEqual(['z', 'a', 'm']);
   });
 
-  test('label and value come from the template and the value field', () => {
-    const list = buildOptionList(source({ label: '{name} ({description|none})', value: 'id' }), [
+  test('label and value come from the template and the value field', async () => {
+    const list = await buildOptionList(source({ label: '{name} ({description|none})', value: 'id' }), [
       { id: 'x', name: 'X', description: 'desc' },
       { id: 'y', name: 'Y', description: null },
     ]);
@@ -180,13 +180,13 @@ describe('buildOptionList', () => {
     ]);
   });
 
-  test('values are strings even when the field is not', () => {
+  test('values are strings even when the field is not', async () => {
     const devices = source({ id: 'devices', path: '/v1/devices/options', resource: 'devices', scope: 'device:read', value: 'is_online' });
-    const list = buildOptionList(devices, [{ id: 'a', name: 'A', is_online: true }]);
+    const list = await buildOptionList(devices, [{ id: 'a', name: 'A', is_online: true }]);
     expect(list.entries[0]!.value).toBe('true');
   });
 
-  test('filters keep only records whose fields equal the given values (AND)', () => {
+  test('filters keep only records whose fields equal the given values (AND)', async () => {
     const devices = source({
       id: 'devices',
       path: '/v1/devices/options',
@@ -194,7 +194,7 @@ describe('buildOptionList', () => {
       scope: 'device:read',
       filter: { status: 'online', connection_type: 'wifi' },
     });
-    const list = buildOptionList(devices, [
+    const list = await buildOptionList(devices, [
       { id: 'a', name: 'A', status: 'online', connection_type: 'wifi' },
       { id: 'b', name: 'B', status: 'offline', connection_type: 'wifi' },
       { id: 'c', name: 'C', status: 'online', connection_type: 'ethernet' },
@@ -203,7 +203,7 @@ describe('buildOptionList', () => {
     expect(list.entries.map((e) => e.value)).toEqual(['a', 'd']);
   });
 
-  test('filters compare by type: true is not "true", null matches null only', () => {
+  test('filters compare by type: true is not "true", null matches null only', async () => {
     const items = (filter: Record<string, unknown>) =>
       source({ id: 'items', path: '/v1/groups/{groupId}/items/options', resource: 'items', params: [{ name: 'groupId', title: 'G' }], filter });
     const input: OptionRecord[] = [
@@ -211,13 +211,13 @@ describe('buildOptionList', () => {
       { id: 'b', name: 'B', inStock: false, price: 2 },
       { id: 'c', name: 'C', inStock: 'true', price: 0 },
     ];
-    expect(buildOptionList(items({ inStock: true }), input).entries.map((e) => e.value)).toEqual(['a']);
-    expect(buildOptionList(items({ price: null }), input).entries.map((e) => e.value)).toEqual(['a']);
-    expect(buildOptionList(items({ price: 0 }), input).entries.map((e) => e.value)).toEqual(['c']);
+    expect((await buildOptionList(items({ inStock: true }), input)).entries.map((e) => e.value)).toEqual(['a']);
+    expect((await buildOptionList(items({ price: null }), input)).entries.map((e) => e.value)).toEqual(['a']);
+    expect((await buildOptionList(items({ price: 0 }), input)).entries.map((e) => e.value)).toEqual(['c']);
   });
 
-  test('entries carry the folded label and, for trees, their own label, parent and children flag', () => {
-    const list = buildOptionList(groupsSource(), [
+  test('entries carry the folded label and, for trees, their own label, parent and children flag', async () => {
+    const list = await buildOptionList(groupsSource(), [
       { id: 'g1', name: 'Drinks', path: 'Drinks', parent: null, hasChildren: true },
       { id: 'g2', name: 'Hot drinks', path: 'Drinks › Hot drinks', parent: 'g1', hasChildren: false },
     ]);
@@ -227,13 +227,13 @@ describe('buildOptionList', () => {
     ]);
   });
 
-  test('records without tree fields are top-level leaves', () => {
-    const list = buildOptionList(source(), records(['a', 'Café']));
+  test('records without tree fields are top-level leaves', async () => {
+    const list = await buildOptionList(source(), records(['a', 'Café']));
     expect(list.entries[0]).toMatchObject({ folded: 'cafe', treeLabel: 'Café', parent: null, hasChildren: false });
   });
 
-  test('an empty input gives an empty list', () => {
-    expect(buildOptionList(source(), []).entries).toEqual([]);
+  test('an empty input gives an empty list', async () => {
+    expect((await buildOptionList(source(), [])).entries).toEqual([]);
   });
 });
 
@@ -255,30 +255,30 @@ describe('renderOptions', () => {
       { id: 'g5', name: 'Burgers', path: 'Burgers', parent: null, hasChildren: false },
     ]);
 
-  test('tuples (default)', () => {
-    const rendered = renderOptions(menus(), q());
+  test('tuples (default)', async () => {
+    const rendered = renderOptions(await menus(), q());
     expect(parse(rendered)).toEqual(ALL);
     expect(rendered.total).toBe(5);
     expect(rendered.nextCursor).toBeNull();
   });
 
-  test('objects', () => {
-    expect(parse(renderOptions(menus(), q({ format: 'objects' })))).toEqual(ALL.map(([label, value]) => ({ label, value })));
+  test('objects', async () => {
+    expect(parse(renderOptions(await menus(), q({ format: 'objects' })))).toEqual(ALL.map(([label, value]) => ({ label, value })));
   });
 
-  test('n8n without and with a next page', () => {
-    expect(parse(renderOptions(menus(), q({ format: 'n8n' })))).toEqual({ results: ALL.map(([name, value]) => ({ name, value })) });
-    const first = renderOptions(menus(), q({ format: 'n8n', limit: 2 }));
+  test('n8n without and with a next page', async () => {
+    expect(parse(renderOptions(await menus(), q({ format: 'n8n' })))).toEqual({ results: ALL.map(([name, value]) => ({ name, value })) });
+    const first = renderOptions(await menus(), q({ format: 'n8n', limit: 2 }));
     expect(parse(first)).toEqual({
       results: ALL.slice(0, 2).map(([name, value]) => ({ name, value })),
       paginationToken: first.nextCursor,
     });
-    const last = renderOptions(menus(), q({ format: 'n8n', limit: 2, offset: 4 }));
+    const last = renderOptions(await menus(), q({ format: 'n8n', limit: 2, offset: 4 }));
     expect(parse(last)).toEqual({ results: [{ name: 'Echo', value: 'e' }] });
   });
 
-  test('tree: one level at a time, own names, hasChildren', () => {
-    const list = tree();
+  test('tree: one level at a time, own names, hasChildren', async () => {
+    const list = await tree();
     expect(parse(renderOptions(list, q({ format: 'tree' })))).toEqual([
       ['Drinks', 'g1', null, true],
       ['Burgers', 'g5', null, false],
@@ -298,10 +298,10 @@ describe('renderOptions', () => {
     ]);
   });
 
-  test('tree: an unknown parent is a validation error naming parent', () => {
+  test('tree: an unknown parent is a validation error naming parent', async () => {
     let caught: unknown;
     try {
-      renderOptions(tree(), q({ format: 'tree', parent: 'nope' }));
+      renderOptions(await tree(), q({ format: 'tree', parent: 'nope' }));
     } catch (err) {
       caught = err;
     }
@@ -310,8 +310,8 @@ describe('renderOptions', () => {
     expect((caught as AppError).details).toEqual([expect.objectContaining({ path: 'parent' })]);
   });
 
-  test('q filters the label case- and accent-insensitively; tree q filters the node name', () => {
-    const list = buildOptionList(source(), records(['1', 'Café window'], ['2', 'Front counter'], ['3', 'CAFE bar']));
+  test('q filters the label case- and accent-insensitively; tree q filters the node name', async () => {
+    const list = await buildOptionList(source(), records(['1', 'Café window'], ['2', 'Front counter'], ['3', 'CAFE bar']));
     expect(parse(renderOptions(list, q({ q: 'cafe' })))).toEqual([
       ['CAFE bar', '3'],
       ['Café window', '1'],
@@ -319,14 +319,14 @@ describe('renderOptions', () => {
     expect(parse(renderOptions(list, q({ q: 'CAFÉ W' })))).toEqual([['Café window', '1']]);
     expect(renderOptions(list, q({ q: 'zzz' })).total).toBe(0);
     // Path labels match on any segment…
-    expect(parse(renderOptions(tree(), q({ q: 'hot' }))).map((o: string[]) => o[1])).toEqual(['g2', 'g3']);
+    expect(parse(renderOptions(await tree(), q({ q: 'hot' }))).map((o: string[]) => o[1])).toEqual(['g2', 'g3']);
     // …but in a tree only the node's own name counts ("Drinks" is not in "Espresso").
-    expect(parse(renderOptions(tree(), q({ format: 'tree', parent: 'g2', q: 'drinks' })))).toEqual([]);
-    expect(parse(renderOptions(tree(), q({ format: 'tree', parent: 'g1', q: 'COLD' })))).toEqual([['Cold drinks', 'g4', null, false]]);
+    expect(parse(renderOptions(await tree(), q({ format: 'tree', parent: 'g2', q: 'drinks' })))).toEqual([]);
+    expect(parse(renderOptions(await tree(), q({ format: 'tree', parent: 'g1', q: 'COLD' })))).toEqual([['Cold drinks', 'g4', null, false]]);
   });
 
-  test('paging: pages of `limit` joined by the cursors give the whole list; total is the match count', () => {
-    const list = menus();
+  test('paging: pages of `limit` joined by the cursors give the whole list; total is the match count', async () => {
+    const list = await menus();
     const seen: Json[] = [];
     let offset = 0;
     let pages = 0;
@@ -344,41 +344,41 @@ describe('renderOptions', () => {
     expect(seen).toEqual(ALL);
   });
 
-  test('paging with q counts only the matches', () => {
-    const page = renderOptions(menus(), q({ q: 'a', limit: 1 }));
+  test('paging with q counts only the matches', async () => {
+    const page = renderOptions(await menus(), q({ q: 'a', limit: 1 }));
     // Alpha, Bravo, Charlie, Delta contain "a"; Echo does not.
     expect(page.total).toBe(4);
     expect(parse(page)).toEqual([['Alpha', 'a']]);
     expect(page.nextCursor).not.toBeNull();
   });
 
-  test('a limit that covers the rest has no next cursor; an offset past the end is an empty last page', () => {
-    expect(renderOptions(menus(), q({ limit: 5 })).nextCursor).toBeNull();
-    expect(renderOptions(menus(), q({ limit: 3, offset: 2 })).nextCursor).toBeNull();
-    const past = renderOptions(menus(), q({ limit: 3, offset: 50 }));
+  test('a limit that covers the rest has no next cursor; an offset past the end is an empty last page', async () => {
+    expect(renderOptions(await menus(), q({ limit: 5 })).nextCursor).toBeNull();
+    expect(renderOptions(await menus(), q({ limit: 3, offset: 2 })).nextCursor).toBeNull();
+    const past = renderOptions(await menus(), q({ limit: 3, offset: 50 }));
     expect(parse(past)).toEqual([]);
     expect(past.total).toBe(5);
     expect(past.nextCursor).toBeNull();
   });
 
-  test('an offset without a limit returns the rest', () => {
-    expect(parse(renderOptions(menus(), q({ offset: 3 })))).toEqual(ALL.slice(3));
+  test('an offset without a limit returns the rest', async () => {
+    expect(parse(renderOptions(await menus(), q({ offset: 3 })))).toEqual(ALL.slice(3));
   });
 
-  test('ETag: strong, quoted, over the body; stable for the same data and query', () => {
-    const a = renderOptions(menus(), q());
-    const b = renderOptions(menus(), q());
+  test('ETag: strong, quoted, over the body; stable for the same data and query', async () => {
+    const a = renderOptions(await menus(), q());
+    const b = renderOptions(await menus(), q());
     expect(a.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(a.etag.startsWith('W/')).toBe(false);
     // Two lists built separately from the same records: same tag (survives a cache refresh).
     expect(b.etag).toBe(a.etag);
     // Input order does not matter for a label-ordered source.
-    const reversed = buildOptionList(source(), records(['e', 'Echo'], ['b', 'Bravo'], ['c', 'Charlie'], ['a', 'Alpha'], ['d', 'Delta']));
+    const reversed = await buildOptionList(source(), records(['e', 'Echo'], ['b', 'Bravo'], ['c', 'Charlie'], ['a', 'Alpha'], ['d', 'Delta']));
     expect(renderOptions(reversed, q()).etag).toBe(a.etag);
   });
 
-  test('ETag differs when the data or the query differs', () => {
-    const list = menus();
+  test('ETag differs when the data or the query differs', async () => {
+    const list = await menus();
     const tags = [
       renderOptions(list, q()).etag,
       renderOptions(list, q({ format: 'objects' })).etag,
@@ -388,19 +388,19 @@ describe('renderOptions', () => {
       renderOptions(list, q({ limit: 2, offset: 2 })).etag,
     ];
     expect(new Set(tags).size).toBe(tags.length);
-    const renamed = buildOptionList(source(), records(['d', 'Delta'], ['a', 'Alpha'], ['c', 'Charlie'], ['b', 'Bravo'], ['e', 'Echo 2']));
+    const renamed = await buildOptionList(source(), records(['d', 'Delta'], ['a', 'Alpha'], ['c', 'Charlie'], ['b', 'Bravo'], ['e', 'Echo 2']));
     expect(renderOptions(renamed, q()).etag).not.toBe(tags[0]);
   });
 
-  test('rendered pages are memoised on the list', () => {
-    const list = menus();
+  test('rendered pages are memoised on the list', async () => {
+    const list = await menus();
     const first = renderOptions(list, q({ format: 'objects', limit: 2 }));
     expect(renderOptions(list, q({ format: 'objects', limit: 2 }))).toBe(first);
     expect(renderOptions(list, q({ format: 'objects', limit: 3 }))).not.toBe(first);
   });
 
-  test('bodies are UTF-8 JSON (labels with accents and ›)', () => {
-    const list = buildOptionList(source(), records(['1', 'Café › Crème']));
+  test('bodies are UTF-8 JSON (labels with accents and ›)', async () => {
+    const list = await buildOptionList(source(), records(['1', 'Café › Crème']));
     const rendered = renderOptions(list, q());
     expect(rendered.body.toString('utf8')).toBe('[["Café › Crème","1"]]');
   });
