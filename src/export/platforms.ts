@@ -1,4 +1,5 @@
 import type { Manifest } from '../manifest/schema.js';
+import { pipedreamApp, PipedreamExportError } from './pipedream.js';
 import { zapierApp, ZapierExportError } from './zapier.js';
 
 /**
@@ -35,6 +36,19 @@ With a Zapier account: npx zapier-platform login, then
   npx zapier-platform register "${manifest.name}"   # once
   npx zapier-platform push`,
   },
+  pipedream: {
+    title: 'Pipedream',
+    files: (manifest, options) => pipedreamApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  npm run lint                                  # @pipedream/eslint-plugin-pipedream
+  CONNECTOR_API_KEY=<key> npm test              # against the running connector
+
+With the Pipedream CLI (pd login first), in a workspace that has the app:
+  pd publish actions/<action>/<action>.mjs      # each action
+  pd deploy sources/<source>/<source>.mjs       # each source you want running`,
+  },
 } satisfies Record<string, Exporter>;
 
 export type Platform = keyof typeof registry;
@@ -42,5 +56,5 @@ export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
 export function isExportError(err: unknown): err is Error {
-  return err instanceof ExportError || err instanceof ZapierExportError;
+  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof PipedreamExportError;
 }
