@@ -83,7 +83,7 @@ function packageJson(manifest: Manifest, app: string): string {
     scripts: {
       lint: 'eslint .',
       // One file at a time: the source tests change device statuses on the shared connector.
-      test: 'eslint . && node --test --test-concurrency=1 test/',
+      test: 'eslint . && node --test --test-concurrency=1 test/*.test.mjs',
     },
     engines: { node: '>=20' },
     dependencies: { '@pipedream/platform': pipedreamVersions.platform },

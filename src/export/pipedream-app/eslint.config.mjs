@@ -2,10 +2,12 @@ import js from "@eslint/js";
 import pipedream from "@pipedream/eslint-plugin-pipedream";
 
 /**
- * `npm run lint`: ESLint's recommended rules everywhere, and Pipedream's component rules
- * (@pipedream/eslint-plugin-pipedream) on the app file, the actions and the sources, all as
- * errors. Left out: `default-value-required-for-optional-props`, which Pipedream's own registry
- * does not enable either: an optional filter such as "Online status" has no sensible default.
+ * `npm run lint`: ESLint's recommended rules everywhere, and the rules of
+ * @pipedream/eslint-plugin-pipedream as errors where Pipedream's own registry applies them: every
+ * rule on the actions and sources, the label and description rules on the app file's
+ * propDefinitions (an app is not a component: it has no key, name or version). Left out:
+ * `default-value-required-for-optional-props`, which the registry does not enable either: an
+ * optional filter such as "Online status" has no sensible default.
  */
 const node = {
   Buffer: "readonly",
@@ -34,7 +36,6 @@ export default [
   },
   {
     files: [
-      "*.app.mjs",
       "actions/**/*.mjs",
       "sources/**/*.mjs",
     ],
@@ -42,6 +43,18 @@ export default [
       pipedream,
     },
     rules: componentRules,
+  },
+  {
+    files: [
+      "*.app.mjs",
+    ],
+    plugins: {
+      pipedream,
+    },
+    rules: {
+      "pipedream/props-label": "error",
+      "pipedream/props-description": "error",
+    },
   },
   {
     ignores: [
