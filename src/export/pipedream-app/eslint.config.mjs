@@ -12,6 +12,7 @@ import pipedream from "@pipedream/eslint-plugin-pipedream";
 const node = {
   Buffer: "readonly",
   URL: "readonly",
+  URLSearchParams: "readonly",
   clearTimeout: "readonly",
   console: "readonly",
   fetch: "readonly",
