@@ -54,13 +54,18 @@ function dropdownProp(sourceId: string, params: Record<string, string> = {}) {
   return [code('app'), sourceId, ...(args ? [code(args)] : [])];
 }
 
-function inputProp(input: OperationInput) {
+/** A prop's description: its help text, else its dropdown's description, else its label. */
+function describe(manifest: Manifest, field: { label: string; helpText?: string; optionsFrom?: string }): string {
+  return field.helpText ?? manifest.optionSources.find((source) => source.id === field.optionsFrom)?.description ?? field.label;
+}
+
+function inputProp(manifest: Manifest, input: OperationInput) {
   const list = input.list ? '[]' : '';
   return {
     ...(input.optionsFrom ? { propDefinition: dropdownProp(input.optionsFrom, input.optionParams) } : {}),
     type: input.optionsFrom ? `string${list}` : `${input.type}${list}`,
     label: input.label,
-    description: input.helpText ?? input.label,
+    description: describe(manifest, input),
     optional: input.required ? undefined : true,
     default: input.default,
     min: input.minimum,
@@ -138,7 +143,7 @@ export function appFile(manifest: Manifest, app: string): string {
 
 export function actionFile(manifest: Manifest, app: string, operation: Operation): string {
   const props: Record<string, unknown> = { app: code('app') };
-  for (const input of operation.inputs) props[input.key] = inputProp(input);
+  for (const input of operation.inputs) props[input.key] = inputProp(manifest, input);
   const body = {
     key: componentKey(app, operation.id),
     name: operation.title,
@@ -153,7 +158,7 @@ export function actionFile(manifest: Manifest, app: string, operation: Operation
   return `${header}import app from "../../${app}.app.mjs";\nimport { runOperation } from "../../common/operation.mjs";\n\nexport default ${jsLiteral(body)};\n`;
 }
 
-function triggerProps(trigger: Trigger): Record<string, unknown> {
+function triggerProps(manifest: Manifest, trigger: Trigger): Record<string, unknown> {
   const props: Record<string, unknown> = { app: code('app'), '...common.props': code('...common.props') };
   for (const field of trigger.inputFields) {
     const list = field.list ? '[]' : '';
@@ -161,7 +166,7 @@ function triggerProps(trigger: Trigger): Record<string, unknown> {
       ...(field.optionsFrom ? { propDefinition: dropdownProp(field.optionsFrom) } : {}),
       type: `string${list}`,
       label: field.label,
-      description: field.helpText ?? field.label,
+      description: describe(manifest, field),
       optional: field.required ? undefined : true,
     };
   }
@@ -178,7 +183,7 @@ function sourceFile(manifest: Manifest, app: string, trigger: Trigger, kind: 'in
     version: manifest.version,
     type: 'source',
     dedupe: 'unique',
-    props: triggerProps(trigger),
+    props: triggerProps(manifest, trigger),
     methods: { '...common.methods': code('...common.methods'), trigger: returning('trigger', triggerSpec(trigger)) },
   };
   const common = polling ? 'polling-source' : 'instant-source';
