@@ -177,7 +177,7 @@ describe('the generated code against the connector', () => {
     writeApp(appDir, pipedreamApp(loadManifest(), { baseUrl }));
   });
 
-  test('an action, a dropdown page and its next page, and the connection test', async () => {
+  test('an action, a paged list, a dropdown page and its search, and the connection test', async () => {
     const out = await runInApp(
       appDir,
       `
