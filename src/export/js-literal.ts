@@ -13,7 +13,7 @@ export const code = (text: string) => new Code(text);
 
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-/** `key:` with the key quoted only when it must be. A key starting with `...` is a spread. */
+/** `key:` with the key quoted only when it must be. */
 const keyText = (key: string) => (identifier.test(key) ? key : JSON.stringify(key));
 
 function indentLines(text: string, pad: string): string {
