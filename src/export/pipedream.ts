@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
 import { projectRoot } from '../paths.js';
 import { jsLiteral } from './js-literal.js';
-import { appSlug, componentFiles, componentKey, pollingKey, reservedPropNames } from './pipedream-components.js';
+import { appSlug, componentFiles, componentKey, componentSlug, pollingKey, reservedPropNames } from './pipedream-components.js';
 import { runtimeFiles } from './zapier-runtime.js';
 
 /**
@@ -108,6 +108,8 @@ export function pipedreamApp(manifest: Manifest, options: PipedreamExportOptions
       BASE_URL: baseUrl,
       APP: app,
       SCOPES: manifest.auth.scopes.map((scope) => `\`${scope}\``).join(', '),
+      FIRST_ACTION: componentSlug(manifest.operations[0]?.id ?? '<action>'),
+      FIRST_SOURCE: componentSlug(manifest.triggers[0]?.id ?? '<source>'),
       ACTIONS: manifest.operations.map((operation) => `- \`${componentKey(app, operation.id)}\`: ${operation.title}`).join('\n'),
       SOURCES: manifest.triggers
         .map((trigger) => `- \`${componentKey(app, trigger.id)}\` (instant) and \`${pollingKey(app, trigger.id)}\` (polling): ${trigger.title}`)

@@ -34,8 +34,9 @@ export function pollingParams(trigger, component) {
 }
 
 /**
- * Whether an event belongs to the trigger: one of its types and, when the devices prop is
- * set, one of those devices (ids compare case-insensitively).
+ * Whether an event belongs to the trigger: one of its types and, when the prop the connector
+ * filters on as `devices` is set, one of those devices (the log the polling source reads is
+ * not filtered; the connector compares device ids case-insensitively, and so does this).
  */
 export function matches(trigger, component, event) {
   if (!event || typeof event !== "object" || !trigger.eventTypes.includes(event.type)) return false;
