@@ -1,6 +1,7 @@
 import type { Manifest } from '../manifest/schema.js';
 import { ActivepiecesExportError, activepiecesApp } from './activepieces.js';
 import { makeApp, MakeExportError } from './make.js';
+import { pipedreamApp, PipedreamExportError } from './pipedream.js';
 import { zapierApp, ZapierExportError } from './zapier.js';
 
 /**
@@ -62,6 +63,19 @@ deploy again.`,
 Install it into a self-hosted Activepieces: npm pack, then Platform Admin → Pieces →
 Install Piece → upload the .tgz (or publish it to your npm registry and give its name).`,
   },
+  pipedream: {
+    title: 'Pipedream',
+    files: (manifest, options) => pipedreamApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  npm run lint                                  # @pipedream/eslint-plugin-pipedream
+  CONNECTOR_API_KEY=<key> npm test              # against the running connector
+
+With the Pipedream CLI (pd login first), in a workspace that has the app:
+  pd publish actions/<action>/<action>.mjs      # each action
+  pd deploy sources/<source>/<source>.mjs       # each source you want running`,
+  },
 } satisfies Record<string, Exporter>;
 
 export type Platform = keyof typeof registry;
@@ -69,5 +83,11 @@ export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
 export function isExportError(err: unknown): err is Error {
-  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof MakeExportError || err instanceof ActivepiecesExportError;
+  return (
+    err instanceof ExportError ||
+    err instanceof ZapierExportError ||
+    err instanceof MakeExportError ||
+    err instanceof ActivepiecesExportError ||
+    err instanceof PipedreamExportError
+  );
 }
