@@ -1,3 +1,4 @@
+import { ExportError } from './export-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
@@ -14,7 +15,7 @@ import { runtimeFiles } from './zapier-runtime.js';
  * they are.
  */
 
-export class ActivepiecesExportError extends Error {}
+export class ActivepiecesExportError extends ExportError {}
 
 /** The framework versions the piece is built and tested on. */
 export const activepiecesVersions = {

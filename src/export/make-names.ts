@@ -1,3 +1,4 @@
+import { ExportError } from './export-error.js';
 import type { Manifest } from '../manifest/schema.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Manifest } from '../manifest/schema.js';
  */
 
 /** A manifest or base URL the Make exporter cannot express; the export CLI prints its message. */
-export class MakeExportError extends Error {}
+export class MakeExportError extends ExportError {}
 
 const moduleOrRpcName = /^[a-zA-Z][0-9a-zA-Z]{2,63}$/;
 const connectionOrWebhookName = /^[a-zA-Z][0-9a-zA-Z-]{1,33}[0-9a-zA-Z]$/;

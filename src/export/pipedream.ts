@@ -1,3 +1,4 @@
+import { ExportError } from './export-error.js';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
 import { projectRoot } from '../paths.js';
@@ -12,7 +13,7 @@ import { runtimeFiles } from './zapier-runtime.js';
  * app's tests and lint configuration are the files under `pipedream-app/`, copied as they are.
  */
 
-export class PipedreamExportError extends Error {}
+export class PipedreamExportError extends ExportError {}
 
 export interface PipedreamExportOptions {
   /** The connector's public base URL: the default of the connection's `base_url`. */

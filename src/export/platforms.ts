@@ -1,15 +1,16 @@
 import type { Manifest } from '../manifest/schema.js';
-import { ActivepiecesExportError, activepiecesApp } from './activepieces.js';
-import { makeApp, MakeExportError } from './make.js';
-import { pipedreamApp, PipedreamExportError } from './pipedream.js';
-import { zapierApp, ZapierExportError } from './zapier.js';
+import { activepiecesApp } from './activepieces.js';
+import { ExportError } from './export-error.js';
+import { makeApp } from './make.js';
+import { pipedreamApp } from './pipedream.js';
+import { zapierApp } from './zapier.js';
 
 /**
  * Every platform `npm run export` knows: the folder it writes, generated from the manifest, and
  * what to do next. A platform's exporter throws `ExportError` (or its own subclass) for a
  * manifest or base URL it cannot express; the CLI prints its message.
  */
-export class ExportError extends Error {}
+export { ExportError };
 
 export interface ExportOptions {
   /** The connector's public base URL, baked in as the default (a trailing slash is dropped). */
@@ -82,12 +83,6 @@ export type Platform = keyof typeof registry;
 export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
-export function isExportError(err: unknown): err is Error {
-  return (
-    err instanceof ExportError ||
-    err instanceof ZapierExportError ||
-    err instanceof MakeExportError ||
-    err instanceof ActivepiecesExportError ||
-    err instanceof PipedreamExportError
-  );
+export function isExportError(err: unknown): err is ExportError {
+  return err instanceof ExportError;
 }

@@ -1,9 +1,10 @@
+import { ExportError } from './export-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
 import { projectRoot } from '../paths.js';
 
-export class ZapierExportError extends Error {}
+export class ZapierExportError extends ExportError {}
 
 /**
  * The Zapier CLI 19 (`zapier-platform-cli`, binary `zapier-platform`) refuses to run on a
