@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
@@ -6,6 +7,9 @@ import { queueDeliveries } from '../webhooks/fan-out.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { DeviceEvent, EventType, Snapshot } from './transitions.js';
+
+/** Snapshot rows read per query. */
+const snapshotChunk = 5000;
 
 /** How long events (and, through them, finished deliveries and disabled hooks) are kept. */
 export const retentionMs = 7 * 86_400_000;
@@ -41,17 +45,34 @@ export class EventLog {
     private readonly clock: Clock,
   ) {}
 
+  /** Read in keyset chunks along the primary key, yielding in between (a key may have 100,000 devices). */
   async snapshot(keyHash: string): Promise<Map<string, Snapshot>> {
-    const rows = await this.db.kysely
+    const snapshot = new Map<string, Snapshot>();
+    let after: string | null = null;
+    for (;;) {
+      const rows = await this.snapshotChunk(keyHash, after);
+      for (const r of rows) snapshot.set(r.device_id, { status: r.status, last_heartbeat_at: r.last_heartbeat_at });
+      if (rows.length < snapshotChunk) return snapshot;
+      after = rows[rows.length - 1]!.device_id;
+      await setImmediate();
+    }
+  }
+
+  private snapshotChunk(keyHash: string, after: string | null) {
+    return this.db.kysely
       .selectFrom('device_snapshots')
       .select(['device_id', 'status', 'last_heartbeat_at'])
       .where('key_hash', '=', keyHash)
+      .$if(after !== null, (q) => q.where('device_id', '>', after!))
+      .orderBy('device_id')
+      .limit(snapshotChunk)
       .execute();
-    return new Map(rows.map((r) => [r.device_id, { status: r.status, last_heartbeat_at: r.last_heartbeat_at }]));
   }
 
   /**
-   * In one transaction: the new snapshot (changed rows only), the new events (an id already
+   * In one transaction: the new snapshot (devices new to it, gone from it or whose status
+   * changed: a heartbeat alone writes nothing, so a live fleet of 100,000 screens costs no
+   * write per poll; a row keeps the heartbeat of its device's last status change), the new events (an id already
    * logged for the key is ignored, so a transition seen by two replicas is one event), a
    * delivery per matching active hook, the baseline mark and the key's next poll time.
    * Returns the events that were new. Throws LeaseLostError, writing nothing, when the lease
@@ -68,7 +89,7 @@ export class EventLog {
     const now = this.clock.now();
     const changed = [...next].filter(([id, snap]) => {
       const before = previous.get(id);
-      return !before || before.status !== snap.status || before.last_heartbeat_at !== snap.last_heartbeat_at;
+      return !before || before.status !== snap.status;
     });
     const vanished = [...previous.keys()].filter((id) => !next.has(id));
     return this.db.transaction(async (trx) => {
@@ -154,6 +175,8 @@ export class EventLog {
 /** Changed rows as multi-row upserts, vanished devices as one delete per chunk. */
 async function writeSnapshot(trx: Kysely<Tables>, keyHash: string, changed: Array<[string, Snapshot]>, vanished: string[]): Promise<void> {
   for (const part of chunks(changed)) {
+    // A baseline of 100,000 devices is many chunks: other requests run in between.
+    await setImmediate();
     await trx
       .insertInto('device_snapshots')
       .values(part.map(([device_id, s]) => ({ key_hash: keyHash, device_id, status: s.status, last_heartbeat_at: s.last_heartbeat_at })))

@@ -4,12 +4,12 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { keyByHash } from '../auth/embedded-keys.js';
 import { AppError } from '../errors.js';
-import { allDevices } from '../sources/all-devices.js';
+import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LeaseLostError, type EventLog } from './event-log.js';
-import { detectTransitions, type DeviceEvent } from './transitions.js';
+import { detectTransitions, type DeviceEvent, type Snapshot } from './transitions.js';
 import type { Watch, WatchStore } from './watches.js';
 
 export interface PollerOptions {
@@ -199,9 +199,19 @@ export class DeviceStatusPoller {
   async pollKey(watch: Watch, requestId?: string, owner: string | null = null, started = this.options.clock.now()): Promise<DeviceEvent[]> {
     const { clock, log, logger } = this.options;
     const key = `${watch.key_hash.slice(0, 8)}…`;
-    let devices;
+    const previous = await log.snapshot(watch.key_hash);
+    const baseline = watch.baseline_at === null;
+    // Page by page (keyset pages on the embedded store, pages as they arrive upstream): only
+    // the snapshot and what changed are kept, never a key's whole device list at once.
+    const events: DeviceEvent[] = [];
+    const snapshot = new Map<string, Snapshot>();
     try {
-      devices = await allDevices(this.options.devices, await this.principal(watch, requestId));
+      const principal = await this.principal(watch, requestId);
+      for await (const page of this.options.devices.pages(principal, devicePageSize)) {
+        const part = detectTransitions(previous, page, this.options.heartbeatTimeoutMs, clock.now());
+        events.push(...part.events);
+        for (const [id, snap] of part.snapshot) snapshot.set(id, snap);
+      }
     } catch (err) {
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
@@ -213,9 +223,6 @@ export class DeviceStatusPoller {
       }
       throw err;
     }
-    const previous = await log.snapshot(watch.key_hash);
-    const baseline = watch.baseline_at === null;
-    const { events, snapshot } = detectTransitions(previous, devices, this.options.heartbeatTimeoutMs, clock.now());
     try {
       const fresh = await log.record(watch.key_hash, previous, snapshot, baseline ? [] : events, baseline, {
         owner,

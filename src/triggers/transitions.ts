@@ -36,11 +36,12 @@ export function detectTransitions(
   const events: DeviceEvent[] = [];
   const snapshot = new Map<string, Snapshot>();
   for (const raw of devices) {
-    const device = { ...raw, id: raw.id.toLowerCase() };
-    const status: DeviceStatus = device.is_online ? 'online' : 'offline';
-    snapshot.set(device.id, { status, last_heartbeat_at: device.last_heartbeat_at });
-    const before = previous.get(device.id);
+    const id = raw.id.toLowerCase();
+    const status: DeviceStatus = raw.is_online ? 'online' : 'offline';
+    snapshot.set(id, { status, last_heartbeat_at: raw.last_heartbeat_at });
+    const before = previous.get(id);
     if (!before || before.status === status) continue;
+    const device = { ...raw, id };
     const type: EventType = status === 'offline' ? 'device.offline' : 'device.online';
     const heartbeat = device.last_heartbeat_at;
     const hbMicros = heartbeat === null ? null : parseIso(heartbeat);
