@@ -1,8 +1,10 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
- * The only reader of `process.env` (CONTRACT section 1). Every variable is parsed once at
- * start; an invalid value stops the process with one line naming the variable.
+ * The only reader of `process.env`. Every variable is parsed once at start; invalid values
+ * stop the process with one line for each invalid variable, all of them at once.
  */
 const boolFlag = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -31,6 +33,59 @@ const retrySchedule = z
   .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of delays in milliseconds')
   .transform((s) => s.split(',').map(Number));
 
+/** An address range: its network address and prefix length. */
+export type AddressRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** `WEBHOOK_ALLOWED_TARGETS`: webhook targets allowed although `http://` or private. */
+export interface AllowedTargets {
+  /** Exact origins (`URL.origin`: scheme, host and port), http or https. */
+  origins: string[];
+  /** Address ranges: any http(s) target whose resolved addresses all fall in one. */
+  ranges: AddressRange[];
+}
+
+/** `10.0.0.0/8`, `fd00::/8`: an IPv4 or IPv6 address in its standard form and a prefix length. */
+function parseRange(entry: string): AddressRange | null {
+  const slash = entry.lastIndexOf('/');
+  // net.isIP first: ipaddr.js also takes legacy IPv4 forms (`10.1`) that would surprise.
+  if (slash < 0 || isIP(entry.slice(0, slash)) === 0 || !/^\d{1,3}$/.test(entry.slice(slash + 1))) return null;
+  try {
+    return ipaddr.parseCIDR(entry);
+  } catch {
+    return null;
+  }
+}
+
+/** `http://n8n.internal:5678`: an http(s) origin, nothing after the port but an optional `/`. */
+function parseOrigin(entry: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return null;
+  }
+  const bare = !url.username && !url.password && url.pathname === '/' && !url.search && !url.hash && !/[?#]/.test(entry);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname && bare ? url.origin : null;
+}
+
+const allowedTargets = z.string().transform((text, ctx): AllowedTargets => {
+  const targets: AllowedTargets = { origins: [], ranges: [] };
+  const invalid: string[] = [];
+  // Blank entries (a trailing comma) are skipped.
+  for (const entry of text.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const range = parseRange(entry);
+    const origin = range ? null : parseOrigin(entry);
+    if (range) targets.ranges.push(range);
+    else if (origin) targets.origins.push(origin);
+    else invalid.push(JSON.stringify(entry));
+  }
+  if (invalid.length > 0) {
+    const which = invalid.length === 1 ? `${invalid[0]} is neither` : `${invalid.join(', ')} are neither`;
+    ctx.addIssue({ code: 'custom', message: `must list origins such as http://n8n.internal:5678 or CIDR ranges such as 10.0.0.0/8; ${which}` });
+  }
+  return targets;
+});
+
 const envSchema = z.object({
   PORT: intIn(0, 65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -47,6 +102,7 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: intIn(1, 600_000).default(10_000),
   WEBHOOK_RETRY_SCHEDULE_MS: retrySchedule.default([5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000]),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: boolFlag.default(false),
+  WEBHOOK_ALLOWED_TARGETS: allowedTargets.optional(),
   CONNECTOR_SECRET: secret.optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -70,7 +126,13 @@ export type Config = z.infer<typeof envSchema>;
 
 export class ConfigError extends Error {}
 
-/** Parses the environment; throws ConfigError with one line per the first problem found. */
+/** Values that are never echoed back in an error line. */
+const secretVariables = new Set(['CONNECTOR_SECRET', 'DATABASE_URL', 'METRICS_TOKEN']);
+
+/**
+ * Parses the environment. Throws ConfigError whose message has one line for each invalid
+ * variable (its first problem), in the order of the configuration table.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const relevant: Record<string, string> = {};
   for (const key of Object.keys(envSchema.shape)) {
@@ -78,18 +140,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // An empty variable means "unset", as shells and .env files commonly produce them.
     if (value !== undefined && value !== '') relevant[key] = value;
   }
-  const parsed = envSchema
-    .refine((c) => !c.DATABASE_URL || c.CONNECTOR_SECRET, {
-      path: ['CONNECTOR_SECRET'],
-      message: 'must be set when DATABASE_URL is: every replica must seal and open secrets with the same one',
-    })
-    .safeParse(relevant);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+  const parsed = envSchema.safeParse(relevant);
+  const problems = new Map<string, string>();
+  for (const issue of parsed.error?.issues ?? []) {
     const name = String(issue.path[0] ?? 'environment');
-    // JSON-quoted so a value with a newline cannot break the promised single line.
-    const shown = relevant[name] === undefined || name === 'CONNECTOR_SECRET' || name === 'DATABASE_URL' ? '' : ` (got ${JSON.stringify(relevant[name])})`;
-    throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
+    if (!problems.has(name)) problems.set(name, issue.message);
+  }
+  // Checked beside the others, not after them: a rule between two variables is one more line.
+  if (relevant.DATABASE_URL !== undefined && relevant.CONNECTOR_SECRET === undefined) {
+    problems.set('CONNECTOR_SECRET', 'must be set when DATABASE_URL is: every replica must seal and open secrets with the same one');
+  }
+  if (problems.size > 0 || !parsed.success) {
+    const order = Object.keys(envSchema.shape);
+    const sorted = [...problems].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
+    const lines = sorted.map(([name, message]) => {
+      // JSON-quoted so a value with a newline cannot break its line.
+      const shown = relevant[name] === undefined || secretVariables.has(name) ? '' : ` (got ${JSON.stringify(relevant[name])})`;
+      return `Invalid configuration: ${name} ${message}${shown}`;
+    });
+    throw new ConfigError(lines.join('\n'));
   }
   return parsed.data;
 }

@@ -25,6 +25,7 @@ import { retention } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
+import { targetPolicy, type TargetPolicy } from './webhooks/target-guard.js';
 import { Metrics } from './metrics/metrics.js';
 import { queueStats } from './metrics/queue-stats.js';
 
@@ -55,6 +56,8 @@ export interface Services {
   hooks: HookStore;
   deliverer: WebhookDeliverer;
   deliveryQueue: DeliveryQueue;
+  /** Which webhook targets are accepted besides public https ones, at subscribe and at delivery. */
+  targets: TargetPolicy;
   /** This app's Prometheus metrics (`GET /metrics`). */
   metrics: Metrics;
   /** Starts background work: the device-status poller and the webhook deliverer. */
@@ -111,12 +114,13 @@ export function buildServices(deps: ServiceDeps): Services {
   const eventLog = new EventLog(db, clock);
   const deliveryQueue = new DeliveryQueue(db, clock);
   const failedAttempts = new FailedAttempts(db, clock);
+  const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
   const deliverer = new WebhookDeliverer({
     queue: deliveryQueue,
     clock,
     logger,
     box,
-    send: deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, config.WEBHOOK_ALLOW_PRIVATE_TARGETS),
+    send: deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets),
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     perTargetConcurrency: config.WEBHOOK_TARGET_CONCURRENCY,
@@ -177,6 +181,7 @@ export function buildServices(deps: ServiceDeps): Services {
     hooks,
     deliverer,
     deliveryQueue,
+    targets,
     metrics,
     start() {
       poller.start();

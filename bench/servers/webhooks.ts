@@ -1,6 +1,7 @@
 import type { Engine } from '../../src/db/database.js';
 import { enrolKey } from '../../src/triggers/device-triggers.js';
 import { httpWebhookSender } from '../../src/webhooks/sender.js';
+import { targetPolicy } from '../../src/webhooks/target-guard.js';
 import { signedHeaders } from '../../src/webhooks/signing.js';
 import { serveChild, type Handlers } from '../lib/child.js';
 import { countBy, openConnector } from '../lib/connector.js';
@@ -102,7 +103,7 @@ await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
      */
     ceiling: async (arg) => {
       const { url, secret, bodies, concurrency } = arg as { url: string; secret: string; bodies: Array<{ id: string; body: string }>; concurrency: number };
-      const send = httpWebhookSender(services.config.WEBHOOK_TIMEOUT_MS, true);
+      const send = httpWebhookSender(services.config.WEBHOOK_TIMEOUT_MS, targetPolicy(true));
       const queue = [...bodies];
       const t0 = performance.now();
       let failed = 0;

@@ -68,6 +68,9 @@ for (const platform of chosen) {
         CONNECTOR_CONTROL_URL: control.url,
         PLATFORM_TEST_DEVICE_COUNT: String(deviceCount),
         PLATFORM_CACHE_DIR: cacheDir,
+        // Where a test subscription that receives nothing may point (the Zapier app's hook
+        // test): on this machine, as public names may not resolve where the tests run.
+        TEST_TARGET_URL: `${control.url}/hook-target`,
       });
     } finally {
       await control.stop();

@@ -31,7 +31,10 @@ function escapeHtml(text: string): string {
  */
 export function docsRoutes(services: Services): Router {
   const router = Router();
-  const base = buildOpenApiDocument(services.manifest, { allowPrivateTargets: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
+  const base = buildOpenApiDocument(services.manifest, {
+    allowPrivateTargets: services.targets.allowAll,
+    allowedTargets: services.targets.origins.length > 0 || services.targets.ranges.length > 0,
+  });
   base.info = { ...(base.info as object), description: `${(base.info as { description: string }).description}\n\n${guides}` };
   const publicUrl = services.config.PUBLIC_URL;
   // Behind a proxy that adds a path prefix, PUBLIC_URL carries it; links stay root-relative.

@@ -28,7 +28,8 @@ export function hookRoutes(services: Services): Router {
     authenticate({ headers: 'either', scope, verify: services.keys.device, attempts: services.failedAttempts });
   const auth: RequestHandler[] = [withScope('hooks:write'), confirmDeviceKey(services)];
 
-  const bodySchema = hookBody(services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+  const { targets } = services;
+  const bodySchema = hookBody(targets.allowAll, targets.origins.length > 0 || targets.ranges.length > 0);
   // Not strict: `42` or `null` parse, so the schema can say "must be a JSON object" rather
   // than the parser saying "not valid JSON".
   const jsonBody = express.json({ limit: '16kb', strict: false });
@@ -41,7 +42,7 @@ export function hookRoutes(services: Services): Router {
     if (!parsed.success) {
       throw validationError(parsed.error.issues.map((i) => ({ path: jsonPath(i.path), message: i.message })));
     }
-    const problem = await resolveTargetProblem(parsed.data.target_url, services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+    const problem = await resolveTargetProblem(parsed.data.target_url, targets);
     if (problem) throw validationError([{ path: 'target_url', message: problem }]);
     await enrolKey(services.watches, services.poller, principal, false);
     const { hook, created } = await services.hooks.create(principal.keyHash, {

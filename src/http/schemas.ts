@@ -129,8 +129,9 @@ export const hookParams = z.object({
  * (development), so the schema, and the document generated from it, depend on that setting;
  * whether the host resolves to a permitted address is checked after parsing.
  */
-export function hookBody(allowPrivateTargets: boolean) {
-  const schemes = allowPrivateTargets ? 'http:// or https://' : 'https://';
+export function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
+  const httpAllowed = allowPrivateTargets || allowedTargets;
+  const schemes = httpAllowed ? 'http:// or https://' : 'https://';
   return z.object(
     {
       target_url: z
@@ -138,12 +139,14 @@ export function hookBody(allowPrivateTargets: boolean) {
         .min(1, 'target_url is required')
         .max(2048, 'target_url must be at most 2048 characters')
         // No spaces or characters a URI may not contain: what `format: uri` promises.
-        .regex(allowPrivateTargets ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i, `target_url must be an absolute ${schemes} URL`)
+        .regex(httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i, `target_url must be an absolute ${schemes} URL`)
         .meta({ format: 'uri' })
         .describe(
           allowPrivateTargets
             ? 'Where deliveries are POSTed (`http://` and private addresses are allowed on this instance).'
-            : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
+            : allowedTargets
+              ? 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address, unless it is one of the targets this instance allows (those may be `http://` and private).'
+              : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
         ),
       events: z
         .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })

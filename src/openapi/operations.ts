@@ -45,6 +45,8 @@ import { defaultErrorText, type Json, type OperationSpec } from './operation.js'
 export interface DocumentOptions {
   /** `WEBHOOK_ALLOW_PRIVATE_TARGETS`: whether `target_url` may be `http://`. */
   allowPrivateTargets: boolean;
+  /** Whether `WEBHOOK_ALLOWED_TARGETS` lists targets (which may be `http://` and private). */
+  allowedTargets?: boolean;
 }
 
 const deviceAuth = { headers: 'bearer', scopes: ['device:read'] } as const satisfies OperationSpec['auth'];
@@ -158,7 +160,7 @@ export function operations(manifest: Manifest, options: DocumentOptions): Operat
     {
       method: 'post', path: '/v1/hooks', operationId: 'createHook', tag: 'Webhooks', summary: 'Subscribe a webhook',
       description: 'Needs `device:read` as well, since a hook delivers device data. The same key, URL, events and device ids again answer 200 with the existing hook (and its secret). Deliveries are described under `webhooks`.',
-      auth: { headers: 'either', scopes: ['hooks:write', 'device:read'] }, body: hookBody(options.allowPrivateTargets),
+      auth: { headers: 'either', scopes: ['hooks:write', 'device:read'] }, body: hookBody(options.allowPrivateTargets, options.allowedTargets),
       responses: {
         201: { description: 'Subscribed.', schema: NewHook },
         200: { description: 'The same subscription already existed.', schema: NewHook },

@@ -38,8 +38,8 @@ export async function startConnector(extraEnv: Record<string, string> = {}): Pro
       DATASET: datasetPath,
       HEARTBEAT_TIMEOUT_MS: String(heartbeatTimeoutMs),
       POLL_INTERVAL_MS: '500',
+      // The apps' receivers run on this machine; every other target keeps the public https rule.
       WEBHOOK_ALLOWED_TARGETS: '127.0.0.0/8,::1/128',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', // until WEBHOOK_ALLOWED_TARGETS lands
       WEBHOOK_RETRY_SCHEDULE_MS: '1000,2000,5000',
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'info',

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseRetryAfter } from '../http/retry-after.js';
-import { guardedLookup, targetUrlProblem } from './target-guard.js';
+import { guardedLookup, permittedAddresses, targetUrlProblem, type TargetPolicy } from './target-guard.js';
 
 export interface SendResult {
   /** HTTP status, or null when no response arrived (timeout, network error, refused target). */
@@ -16,15 +16,15 @@ export type WebhookSender = (url: string, body: string, headers: Record<string, 
 /**
  * POSTs one delivery. Never follows redirects; gives up after `timeoutMs`; reads at most
  * 64 KiB of the answer; never throws (failures come back as `status: null` + `error`).
+ * The target policy is applied again here, to the addresses the socket connects to.
  */
-export function httpWebhookSender(timeoutMs: number, allowPrivate: boolean): WebhookSender {
-  const lookup = guardedLookup(allowPrivate);
+export function httpWebhookSender(timeoutMs: number, policy: TargetPolicy): WebhookSender {
   return (url, body, headers) =>
     new Promise((resolve) => {
       const started = performance.now();
       const done = (result: Omit<SendResult, 'durationMs'>) =>
         resolve({ ...result, durationMs: Math.round(performance.now() - started) });
-      const problem = targetUrlProblem(url, allowPrivate);
+      const problem = targetUrlProblem(url, policy);
       if (problem) return done({ status: null, error: problem });
       const target = new URL(url);
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -32,7 +32,7 @@ export function httpWebhookSender(timeoutMs: number, allowPrivate: boolean): Web
         target,
         {
           method: 'POST',
-          lookup,
+          lookup: guardedLookup(permittedAddresses(policy, target)),
           headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'signage-connector-webhooks' },
           timeout: timeoutMs,
         },

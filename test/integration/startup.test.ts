@@ -88,6 +88,27 @@ describe('.env', () => {
   });
 });
 
+describe('invalid configuration: every invalid variable at once, one line each, exit 1', () => {
+  test('three invalid variables give three lines, in the order of the configuration table', async () => {
+    const result = await start({ PORT: 'abc', LOG_LEVEL: 'loud', POLL_INTERVAL_MS: '5' }).exited;
+    expect(result.code).toBe(1);
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")',
+      'Invalid configuration: POLL_INTERVAL_MS must be an integer from 200 to 86400000 (got "5")',
+      'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    ]);
+  });
+
+  test('a rule between two variables is reported beside the others', async () => {
+    const result = await start({ PORT: 'abc', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' }).exited;
+    expect(result.code).toBe(1);
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")',
+      'Invalid configuration: CONNECTOR_SECRET must be set when DATABASE_URL is: every replica must seal and open secrets with the same one',
+    ]);
+  });
+});
+
 describe('start-up errors: one line, exit 1', () => {
   let occupied: Server;
   beforeAll(async () => {

@@ -190,13 +190,30 @@ describe('invalid values stop with one line naming the variable', () => {
     expect(err.message).not.toContain(value.slice(0, 8));
   });
 
-  test('the first invalid variable is reported, in one line', () => {
-    const err = configError({ PORT: 'abc', LOG_LEVEL: 'loud' });
-    expect(err.message.split('\n')).toHaveLength(1);
-    expect(err.message).toMatch(/PORT|LOG_LEVEL/);
+  test('every invalid variable is reported, one line each, in the order of the table', () => {
+    const err = configError({ LOG_LEVEL: 'loud', PORT: 'abc', POLL_INTERVAL_MS: '5' });
+    expect(err.message.split('\n')).toEqual([
+      'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")',
+      'Invalid configuration: POLL_INTERVAL_MS must be an integer from 200 to 86400000 (got "5")',
+      'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    ]);
   });
 
   test('a valid variable next to an invalid one does not hide the error', () => {
     expect(configError({ PORT: '8080', POLL_INTERVAL_MS: '100' }).message).toMatch(/POLL_INTERVAL_MS/);
+  });
+});
+
+describe('WEBHOOK_ALLOWED_TARGETS', () => {
+  test('origins are kept as URL origins, ranges as address and prefix', () => {
+    const targets = loadConfig({ WEBHOOK_ALLOWED_TARGETS: ' http://N8N.internal:5678/ ,https://pieces.internal:443,10.0.0.0/8,fd00::/8,' }).WEBHOOK_ALLOWED_TARGETS!;
+    expect(targets.origins).toEqual(['http://n8n.internal:5678', 'https://pieces.internal']);
+    expect(targets.ranges.map(([address, bits]) => `${address.toString()}/${bits}`)).toEqual(['10.0.0.0/8', 'fd00::/8']);
+  });
+
+  test('several bad entries are named in its one line', () => {
+    expect(configError({ WEBHOOK_ALLOWED_TARGETS: 'n8n.internal,10.0.0.0/8,10.1/16' }).message).toBe(
+      'Invalid configuration: WEBHOOK_ALLOWED_TARGETS must list origins such as http://n8n.internal:5678 or CIDR ranges such as 10.0.0.0/8; "n8n.internal", "10.1/16" are neither (got "n8n.internal,10.0.0.0/8,10.1/16")',
+    );
   });
 });

@@ -1,8 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
-import { guardedLookup, isForbiddenAddress, resolveTargetProblem, targetUrlProblem } from '../../src/webhooks/target-guard.js';
+import { addressPermitted, guardedLookup, isForbiddenAddress, resolveTargetProblem, targetPolicy, targetUrlProblem, type TargetPolicy } from '../../src/webhooks/target-guard.js';
 
 // Only pure checks and names answered by /etc/hosts (localhost) or refused before any query
 // is sent (a label over 63 characters): these tests never reach a non-loopback address.
+
+const publicOnly = targetPolicy(false);
+const anyTarget = targetPolicy(true);
+/** What an https delivery may connect to under `policy`. */
+const permits = (policy: TargetPolicy) => (address: string) => addressPermitted(policy, address, true);
 
 describe('isForbiddenAddress', () => {
   test.each([
@@ -82,19 +87,19 @@ describe('isForbiddenAddress', () => {
 
 describe('targetUrlProblem', () => {
   test('https to a public address or name passes', () => {
-    expect(targetUrlProblem('https://hooks.example.com/in', false)).toBeNull();
-    expect(targetUrlProblem('https://8.8.8.8/in', false)).toBeNull();
-    expect(targetUrlProblem('https://[2606:4700::1111]:8443/in', false)).toBeNull();
+    expect(targetUrlProblem('https://hooks.example.com/in', publicOnly)).toBeNull();
+    expect(targetUrlProblem('https://8.8.8.8/in', publicOnly)).toBeNull();
+    expect(targetUrlProblem('https://[2606:4700::1111]:8443/in', publicOnly)).toBeNull();
   });
 
   test('http is refused unless private targets are allowed', () => {
-    expect(targetUrlProblem('http://hooks.example.com/in', false)).toMatch(/https/);
-    expect(targetUrlProblem('http://hooks.example.com/in', true)).toBeNull();
-    expect(targetUrlProblem('http://127.0.0.1:8080/in', true)).toBeNull();
+    expect(targetUrlProblem('http://hooks.example.com/in', publicOnly)).toMatch(/https/);
+    expect(targetUrlProblem('http://hooks.example.com/in', anyTarget)).toBeNull();
+    expect(targetUrlProblem('http://127.0.0.1:8080/in', anyTarget)).toBeNull();
   });
 
   test('other schemes and non-URLs are refused even when private targets are allowed', () => {
-    for (const allow of [false, true]) {
+    for (const allow of [publicOnly, anyTarget]) {
       expect(targetUrlProblem('ftp://hooks.example.com/in', allow)).not.toBeNull();
       expect(targetUrlProblem('file:///etc/passwd', allow)).not.toBeNull();
       expect(targetUrlProblem('javascript:alert(1)', allow)).not.toBeNull();
@@ -104,9 +109,9 @@ describe('targetUrlProblem', () => {
   });
 
   test('credentials in the URL are refused', () => {
-    expect(targetUrlProblem('https://user:pass@hooks.example.com/in', false)).toMatch(/credentials/);
-    expect(targetUrlProblem('https://user@hooks.example.com/in', false)).toMatch(/credentials/);
-    expect(targetUrlProblem('http://user:pass@127.0.0.1/in', true)).toMatch(/credentials/);
+    expect(targetUrlProblem('https://user:pass@hooks.example.com/in', publicOnly)).toMatch(/credentials/);
+    expect(targetUrlProblem('https://user@hooks.example.com/in', publicOnly)).toMatch(/credentials/);
+    expect(targetUrlProblem('http://user:pass@127.0.0.1/in', anyTarget)).toMatch(/credentials/);
   });
 
   test.each([
@@ -136,49 +141,49 @@ describe('targetUrlProblem', () => {
     'https://0x7f000001/hook',
     'https://0/hook',
   ])('%s is refused', (url) => {
-    expect(targetUrlProblem(url, false)).toMatch(/loopback, private or link-local/);
+    expect(targetUrlProblem(url, publicOnly)).toMatch(/loopback, private or link-local/);
   });
 
   test('private targets pass when allowed', () => {
-    expect(targetUrlProblem('https://127.0.0.1/hook', true)).toBeNull();
-    expect(targetUrlProblem('https://localhost/hook', true)).toBeNull();
-    expect(targetUrlProblem('https://[::1]/hook', true)).toBeNull();
+    expect(targetUrlProblem('https://127.0.0.1/hook', anyTarget)).toBeNull();
+    expect(targetUrlProblem('https://localhost/hook', anyTarget)).toBeNull();
+    expect(targetUrlProblem('https://[::1]/hook', anyTarget)).toBeNull();
   });
 });
 
 describe('resolveTargetProblem', () => {
   test('a name that resolves to loopback (localhost, via /etc/hosts) is refused', async () => {
-    expect(await resolveTargetProblem('https://localhost/hook', false)).toMatch(/loopback/);
-    expect(await resolveTargetProblem('https://localhost:8443/hook', false)).toMatch(/loopback/);
+    expect(await resolveTargetProblem('https://localhost/hook', publicOnly)).toMatch(/loopback/);
+    expect(await resolveTargetProblem('https://localhost:8443/hook', publicOnly)).toMatch(/loopback/);
   });
 
   test('a name that does not resolve is refused', async () => {
     // A 64-character label cannot be encoded in a DNS query, so the resolver fails locally.
     const host = `${'x'.repeat(64)}.invalid`;
-    expect(await resolveTargetProblem(`https://${host}/hook`, false)).toMatch(/does not resolve/);
+    expect(await resolveTargetProblem(`https://${host}/hook`, publicOnly)).toMatch(/does not resolve/);
   });
 
   test('IP literals are decided without a lookup', async () => {
-    expect(await resolveTargetProblem('https://8.8.8.8/hook', false)).toBeNull();
-    expect(await resolveTargetProblem('https://[2606:4700::1111]/hook', false)).toBeNull();
-    expect(await resolveTargetProblem('https://[::ffff:127.0.0.1]/hook', false)).toMatch(/loopback/);
+    expect(await resolveTargetProblem('https://8.8.8.8/hook', publicOnly)).toBeNull();
+    expect(await resolveTargetProblem('https://[2606:4700::1111]/hook', publicOnly)).toBeNull();
+    expect(await resolveTargetProblem('https://[::ffff:127.0.0.1]/hook', publicOnly)).toMatch(/loopback/);
   });
 
   test('the URL checks come first', async () => {
-    expect(await resolveTargetProblem('http://8.8.8.8/hook', false)).toMatch(/https/);
-    expect(await resolveTargetProblem('https://u:p@8.8.8.8/hook', false)).toMatch(/credentials/);
+    expect(await resolveTargetProblem('http://8.8.8.8/hook', publicOnly)).toMatch(/https/);
+    expect(await resolveTargetProblem('https://u:p@8.8.8.8/hook', publicOnly)).toMatch(/credentials/);
   });
 
   test('with private targets allowed, loopback names pass', async () => {
-    expect(await resolveTargetProblem('http://localhost:1234/hook', true)).toBeNull();
-    expect(await resolveTargetProblem('https://127.0.0.1/hook', true)).toBeNull();
+    expect(await resolveTargetProblem('http://localhost:1234/hook', anyTarget)).toBeNull();
+    expect(await resolveTargetProblem('https://127.0.0.1/hook', anyTarget)).toBeNull();
   });
 });
 
 describe('guardedLookup (the delivery-time check inside the socket lookup)', () => {
   const run = (allow: boolean, host: string, all: boolean) =>
     new Promise<{ err: NodeJS.ErrnoException | null; result: unknown }>((resolve) => {
-      guardedLookup(allow)(host, { all } as never, ((err: NodeJS.ErrnoException | null, address: unknown) =>
+      guardedLookup(permits(allow ? anyTarget : publicOnly))(host, { all } as never, ((err: NodeJS.ErrnoException | null, address: unknown) =>
         resolve({ err, result: address })) as never);
     });
 
@@ -206,7 +211,7 @@ describe('guardedLookup refuses whatever a name resolves to, when one address is
       callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })))) as never;
   const run = (addresses: string[]) =>
     new Promise<NodeJS.ErrnoException | null>((resolve) => {
-      guardedLookup(false, answering(addresses))('hooks.example.com', { all: true } as never, ((err: NodeJS.ErrnoException | null) =>
+      guardedLookup(permits(publicOnly), answering(addresses))('hooks.example.com', { all: true } as never, ((err: NodeJS.ErrnoException | null) =>
         resolve(err)) as never);
     });
 
