@@ -2,14 +2,15 @@
 
 /**
  * The Zapier app object from definition.json: custom auth with the connector's key, one
- * hidden dropdown trigger per option source, and a REST-hook and a polling trigger per
- * manifest trigger.
+ * hidden dropdown trigger per option source, a REST-hook and a polling trigger per manifest
+ * trigger, and a search per manifest operation.
  */
 
 const { createConnector, pick } = require('./connector');
 const { dropdownTrigger } = require('./dropdown-trigger');
 const { hookTrigger } = require('./hook-trigger');
 const { pollingTrigger } = require('./polling-trigger');
+const { search } = require('./search');
 
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
@@ -65,6 +66,8 @@ const buildApp = (definition, platformVersion) => {
     afterResponse: [connector.handleErrors],
 
     triggers: Object.fromEntries(triggers.map((trigger) => [trigger.key, trigger])),
+
+    searches: Object.fromEntries(definition.searches.map((spec) => [spec.key, search(connector, spec)])),
 
     flags: {
       // Every call goes through z.request, which Zapier logs itself; leave Node's http module alone.

@@ -90,14 +90,35 @@ const createConnector = (settings) => {
     });
 
   /**
-   * beforeRequest: the connection's key goes in the connector's key header.
+   * The connection's key, trimmed; empty when the bundle has none.
+   * @param {Bundle} bundle
+   */
+  const keyOf = (bundle) => String((bundle.authData && bundle.authData.api_key) || '').trim();
+
+  /**
+   * The headers of a request to an area that reads the key from `Authorization: Bearer`
+   * (`bearer`, the device area); none for the connector's key header, which addApiKey adds.
+   * @param {Bundle} bundle
+   * @param {'api_key' | 'bearer'} scheme
+   * @returns {Record<string, string>}
+   */
+  const authHeaders = (bundle, scheme) => {
+    const key = keyOf(bundle);
+    return scheme === 'bearer' && key ? { Authorization: `Bearer ${key}` } : {};
+  };
+
+  /**
+   * beforeRequest: the connection's key goes in the connector's key header, unless the
+   * request already carries it as `Authorization: Bearer` (authHeaders).
    * @param {HttpRequestOptions} request
    * @param {ZObject} _z
    * @param {Bundle} bundle
    */
   const addApiKey = (request, _z, bundle) => {
-    const key = bundle.authData && bundle.authData.api_key;
-    if (key) request.headers = { ...request.headers, [settings.apiKeyHeader]: String(key).trim() };
+    const key = keyOf(bundle);
+    const headers = request.headers || {};
+    const hasBearer = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+    if (key && !hasBearer) request.headers = { ...headers, [settings.apiKeyHeader]: key };
     return request;
   };
 
@@ -126,7 +147,7 @@ const createConnector = (settings) => {
     return response;
   };
 
-  return { name: settings.name, baseUrl, apiUrl, fillPath, addApiKey, errorFor, handleErrors };
+  return { name: settings.name, baseUrl, apiUrl, fillPath, authHeaders, addApiKey, errorFor, handleErrors };
 };
 
 /** @typedef {ReturnType<typeof createConnector>} Connector */
