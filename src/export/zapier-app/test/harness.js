@@ -21,6 +21,12 @@ if (!apiKey) {
 }
 
 const appTester = zapier.createAppTester(App);
+
+/**
+ * The handler Zapier runs an app with (exported by zapier-platform-core, not in its types).
+ * @type {(app: unknown) => (event: Record<string, unknown>) => Promise<{results: unknown}>}
+ */
+const createAppHandler = /** @type {any} */ (zapier).createAppHandler;
 const baseUrl = String(process.env.CONNECTOR_BASE_URL || definition.connector.defaultBaseUrl).replace(/\/+$/, '');
 
 /**
@@ -79,7 +85,7 @@ const cursorRpc = {
  * @param {string} key the trigger's key
  */
 const pager = (key) => {
-  const handler = zapier.createAppHandler(App);
+  const handler = createAppHandler(App);
   const storeKey = `test-${key}-${Math.random().toString(36).slice(2)}`;
   return {
     /** What z.cursor holds for this dropdown now. */
