@@ -47,6 +47,7 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
     NODE_ENGINE: versions.nodeEngine,
     SCOPES: manifest.auth.scopes.map((scope) => `\`${scope}\``).join(', '),
     TRIGGERS: keys.map((key) => `- \`${key}\``).join('\n'),
+    SEARCHES: definition.searches.map((search) => `- \`${search.key}\`: ${search.display.label}`).join('\n') || 'None.',
   });
   files.set('definition.json', `${JSON.stringify(definition, null, 2)}\n`);
   files.set('package.json', packageJson(manifest, versions));

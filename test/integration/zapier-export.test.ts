@@ -118,6 +118,7 @@ describe('the generated app', () => {
       'lib/events.js',
       'lib/hook-trigger.js',
       'lib/polling-trigger.js',
+      'lib/search.js',
       'lib/signature.js',
       'lib/types.d.ts',
       'package.json',
@@ -126,9 +127,11 @@ describe('the generated app', () => {
       'test/harness.js',
       'test/hooks.test.js',
       'test/polling.test.js',
+      'test/same-item.test.js',
+      'test/searches.test.js',
     ]);
     const runtimeDir = join(projectRoot, 'src', 'export', 'zapier-app');
-    for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'test/hooks.test.js']) {
+    for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'lib/search.js', 'test/hooks.test.js', 'test/searches.test.js']) {
       expect(files.get(path)).toBe(readFileSync(join(runtimeDir, path), 'utf8'));
     }
     expect(files.get('.gitignore')).toBe(readFileSync(join(runtimeDir, 'gitignore'), 'utf8'));
@@ -137,6 +140,7 @@ describe('the generated app', () => {
     // Every placeholder of the README template is filled.
     expect(files.get('README.md')).not.toMatch(/\{\{/);
     expect(files.get('README.md')).toContain('https://connector.example.com');
+    for (const operation of loadManifest().operations) expect(files.get('README.md')).toContain(`- \`${operation.id}\`: ${operation.title}`);
   });
 
   test("package.json: exact zapier-platform-core, scripts that call zapier-platform, jest, and Node.js 22 for the CLI", () => {
@@ -149,7 +153,7 @@ describe('the generated app', () => {
       description: loadManifest().description,
       main: 'index.js',
       private: true,
-      scripts: { test: 'jest --testTimeout 10000', validate: 'zapier-platform validate', push: 'zapier-platform push' },
+      scripts: { test: 'jest --runInBand --testTimeout 10000', validate: 'zapier-platform validate', push: 'zapier-platform push' },
       engines: { node: versions.nodeEngine },
       dependencies: { 'zapier-platform-core': versions.core },
       devDependencies: { '@jest/globals': versions.jest, jest: versions.jest, node: zapierCliNode, 'zapier-platform-cli': versions.cli },
@@ -181,7 +185,7 @@ describe('the generated app', () => {
 
     for (const source of manifest.optionSources) {
       const trigger = App.triggers[`${source.id}_list`];
-      expect(trigger).toMatchObject({ key: `${source.id}_list`, noun: source.title, display: { hidden: true } });
+      expect(trigger).toMatchObject({ key: `${source.id}_list`, noun: source.title, display: { hidden: true }, operation: { canPaginate: true } });
     }
     expect(App.triggers.menu_groups_list.operation.inputFields).toEqual([
       { key: 'menu_id', label: 'Menu', required: true, dynamic: 'menus_list.id.name' },
@@ -209,6 +213,41 @@ describe('the generated app', () => {
       expect(hook.display.description).toMatch(/^Triggers when/);
       expect(polling.display.label).not.toBe(hook.display.label);
     }
+  });
+
+  test('has a search per manifest operation: key = operation id, fields = input keys, dropdowns from the option sources', () => {
+    const manifest = loadManifest();
+    expect(Object.keys(App.searches)).toEqual(manifest.operations.map((operation) => operation.id));
+    expect(Object.keys(App.searches)).toEqual(['get_device', 'list_devices', 'list_menus', 'list_groups', 'get_group']);
+    for (const operation of manifest.operations) {
+      const search = App.searches[operation.id];
+      expect(search).toMatchObject({ key: operation.id, noun: operation.noun, display: { label: operation.title, description: operation.description } });
+      expect(search.operation.sample).toEqual(operation.sample);
+      expect(search.operation.inputFields.map((field: Any) => field.key)).toEqual(operation.inputs.map((input) => input.key));
+      for (const [i, input] of operation.inputs.entries()) {
+        const field = search.operation.inputFields[i];
+        expect(field).toMatchObject({ key: input.key, label: input.label, type: input.type, required: input.required });
+        if (input.optionsFrom) expect(field.dynamic).toBe(`${input.optionsFrom}_list.id.name`);
+        else expect(field.dynamic).toBeUndefined();
+      }
+    }
+    const fields = (id: string) => App.searches[id].operation.inputFields;
+    expect(fields('get_device')).toEqual([expect.objectContaining({ key: 'device_id', required: true, dynamic: 'devices_list.id.name' })]);
+    expect(fields('list_devices')).toEqual([
+      expect.objectContaining({ key: 'is_online', type: 'boolean', required: false }),
+      expect.objectContaining({ key: 'limit', type: 'integer', required: false, default: '100', helpText: expect.stringMatching(/From 1 to 10000\.$/) }),
+    ]);
+    expect(fields('list_groups')).toEqual([
+      expect.objectContaining({ key: 'menu_id', required: false, dynamic: 'menus_list.id.name' }),
+      expect.objectContaining({ key: 'tags', list: true, required: false }),
+    ]);
+    // The groups dropdown follows the chosen menu.
+    expect(fields('get_group')).toEqual([
+      expect.objectContaining({ key: 'menu_id', required: true, dynamic: 'menus_list.id.name' }),
+      expect.objectContaining({ key: 'group_id', required: true, dynamic: 'menu_groups_list.id.name', dependsOn: ['menu_id'] }),
+    ]);
+    const definition = require(join(appDir, 'definition.json'));
+    expect(definition.optionTriggers.find((t: Any) => t.key === 'menu_groups_list').params).toEqual([{ name: 'menuId', inputKeys: ['menu_id'], title: 'Menu' }]);
   });
 
   test('a manifest version Zapier cannot take and a bad base URL are refused', () => {
@@ -281,6 +320,57 @@ describe('run by zapier-platform-core against the connector', () => {
     const options = await api('/v1/devices/options').expect(200);
     expect(devices).toEqual((options.body as Array<[string, string]>).map(([label, value]) => ({ id: value, name: label })));
     expect(devices).toContainEqual({ id: frontCounter, name: 'Front counter' });
+  });
+
+  test('dropdowns page: with pages of one choice, "load more" brings the next menu, then nothing', async () => {
+    const { buildApp } = require(join(appDir, 'lib', 'app.js'));
+    const definition = JSON.parse(readFileSync(join(appDir, 'definition.json'), 'utf8'));
+    for (const trigger of definition.optionTriggers) trigger.pageSize = 1;
+    const smallApp = buildApp(definition, zapier.version);
+    const small = zapier.createAppTester(smallApp);
+    // The app tester has no cursor store: each page is found by following the cursors.
+    const page = (n: number) => small(smallApp.triggers.menus_list.operation.perform, bundle({ meta: { page: n } }));
+    expect(await page(0)).toEqual([{ id: allDayMenu, name: 'All day' }]);
+    expect(await page(1)).toEqual([{ id: expect.any(String), name: 'Breakfast' }]);
+    expect(await page(2)).toEqual([]);
+  });
+
+  test('searches return what the connector answers: get_device, list_menus, list_groups, get_group', async () => {
+    const search = (key: string, inputData: Record<string, unknown> = {}) => appTester(App.searches[key].operation.perform, bundle({ inputData }));
+    const device = await request(t.app).get(`/devices/${frontCounter}`).set('Authorization', `Bearer ${demoKey}`).expect(200);
+    expect(await search('get_device', { device_id: frontCounter.toUpperCase() })).toEqual([device.body]);
+    expect(await search('get_device', { device_id: 'fe:ed:fa:ce:00:00' })).toEqual([]);
+    await expect(search('get_device')).rejects.toThrow(/Device \(device_id\) is required/);
+
+    expect(await search('list_menus')).toEqual((await api('/v1/menus').expect(200)).body.menus);
+    expect(await search('list_groups', { menu_id: allDayMenu })).toEqual((await api(`/v1/groups?menus=${allDayMenu}`).expect(200)).body.groups);
+    expect(await search('list_groups', { tags: 'temperature:*' })).toEqual((await api('/v1/groups?tags=temperature:*').expect(200)).body.groups);
+
+    const groups = await appTester(App.triggers.menu_groups_list.operation.perform, bundle({ inputData: { menu_id: allDayMenu } }));
+    const nested = groups.find((g: Any) => g.name.includes(' › '));
+    const found = await search('get_group', { menu_id: allDayMenu, group_id: nested.id });
+    expect(found).toEqual((await api(`/v1/groups?menus=${allDayMenu}&groups=${nested.id}`).expect(200)).body.groups);
+    expect(found).toHaveLength(1);
+    expect(await search('get_group', { menu_id: allDayMenu, group_id: '00000000-0000-4000-8000-000000000000' })).toEqual([]);
+  });
+
+  test('list_devices reads every page up to the limit, each device once, in the connector order', async () => {
+    const { buildApp } = require(join(appDir, 'lib', 'app.js'));
+    const definition = JSON.parse(readFileSync(join(appDir, 'definition.json'), 'utf8'));
+    // Pages of two devices, so that a handful of devices takes several pages.
+    definition.searches.find((s: Any) => s.key === 'list_devices').paging.maxSize = 2;
+    const smallApp = buildApp(definition, zapier.version);
+    const small = zapier.createAppTester(smallApp);
+    const list = (inputData: Record<string, unknown>) => small(smallApp.searches.list_devices.operation.perform, bundle({ inputData }));
+    const all = await request(t.app).get('/devices?page_size=1000').set('Authorization', `Bearer ${demoKey}`).expect(200);
+    expect(all.body.total).toBeGreaterThan(5);
+    expect(await list({ limit: 5 })).toEqual(all.body.data.slice(0, 5));
+    expect(await list({ limit: '10000' })).toEqual(all.body.data);
+    const offline = await request(t.app).get('/devices?is_online=false&page_size=1000').set('Authorization', `Bearer ${demoKey}`).expect(200);
+    expect(await list({ is_online: false, limit: 1000 })).toEqual(offline.body.data);
+    // The default app asks for as many as the limit in one page.
+    expect(await appTester(App.searches.list_devices.operation.perform, bundle())).toEqual(all.body.data.slice(0, 100));
+    await expect(list({ limit: 10001 })).rejects.toThrow(/Limit \(limit\) must be a whole number from 1 to 10000/);
   });
 
   test('REST hook: subscribe creates a hook, a delivery becomes the event, unsubscribe leaves no hook', async () => {
@@ -537,7 +627,7 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
           NO_UPDATE_NOTIFIER: '1',
           NO_COLOR: '1',
         },
-        timeout: 60_000,
+        timeout: 150_000,
         killSignal: 'SIGKILL',
       });
       let output = '';
@@ -551,10 +641,11 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
 
   /** Jest's summary counts every test of the app, none failed; and no test hook is left behind. */
   const expectAppTestsPassed = async (output: string) => {
-    const summary = output.match(/Tests:\s+(\d+) passed, (\d+) total/);
-    expect(summary?.[1]).toBeDefined();
-    expect(summary?.[1]).toBe(summary?.[2]);
-    expect(Number(summary?.[1])).toBeGreaterThanOrEqual(15);
+    // Skipped here: what needs the test control or more devices than the demo dataset has.
+    const summary = output.match(/Tests:\s+(?:(\d+) skipped, )?(\d+) passed, (\d+) total/);
+    expect(summary?.[2]).toBeDefined();
+    expect(Number(summary?.[1] ?? 0) + Number(summary?.[2])).toBe(Number(summary?.[3]));
+    expect(Number(summary?.[2])).toBeGreaterThanOrEqual(30);
     await request(connector.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
   };
 
@@ -569,11 +660,11 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
     expect(result.output).toContain('npm run --silent test');
     if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
     await expectAppTestsPassed(result.output);
-  }, 90_000);
+  }, 180_000);
 
   withoutCli("the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)", async () => {
-    const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--testTimeout', '10000']);
+    const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--testTimeout', '10000']);
     if (result.code !== 0) throw new Error(`the app's tests failed (${result.code}):\n${result.output}`);
     await expectAppTestsPassed(result.output);
-  }, 90_000);
+  }, 180_000);
 });
