@@ -211,9 +211,18 @@ export function zapierDefinition(manifest: Manifest, baseUrl: string): Definitio
 
   return {
     version: manifest.version,
-    connector: { name: manifest.name, defaultBaseUrl: baseUrl, apiKeyHeader: manifest.auth.header },
+    connector: { name: manifest.name, apiKeyHeader: manifest.auth.header },
     authentication: {
       fields: [
+        {
+          key: 'base_url',
+          label: 'Base URL',
+          type: 'string',
+          required: true,
+          default: baseUrl,
+          isNoSecret: true,
+          helpText: clip(`The address of your ${manifest.name}, such as ${baseUrl}. Every request of this connection goes there.`, 1000),
+        },
         {
           key: 'api_key',
           label: 'API key',

@@ -37,13 +37,15 @@ const buildApp = (definition, platformVersion) => {
       type: /** @type {const} */ ('custom'),
       fields: auth.fields,
       /**
-       * Who the key belongs to; a rejected key is a 401 with the connector's message.
+       * Who the key belongs to, asked at the connection's base URL; a rejected key is a
+       * 401 with the connector's message.
        * @param {ZObject} z
+       * @param {Bundle} bundle
        */
-      test: async (z) => {
+      test: async (z, bundle) => {
         const response = await z.request({
           method: auth.test.method,
-          url: connector.apiUrl(connector.fillPath(auth.test.path, {}, z)),
+          url: connector.apiUrl(z, bundle, connector.fillPath(auth.test.path, {}, z)),
           params: auth.test.query || {},
         });
         return response.data;

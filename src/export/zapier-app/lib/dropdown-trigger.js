@@ -108,7 +108,7 @@ const dropdownTrigger = (connector, spec) => {
    * @param {Bundle} bundle
    */
   const perform = async (z, bundle) => {
-    const url = connector.apiUrl(connector.fillPath(spec.path, pathValues(z, bundle.inputData || {}), z));
+    const url = connector.apiUrl(z, bundle, connector.fillPath(spec.path, pathValues(z, bundle.inputData || {}), z));
     const wanted = Number((bundle.meta && bundle.meta.page) || 0);
     const page = Number.isInteger(wanted) && wanted > 0 ? wanted : 0;
 

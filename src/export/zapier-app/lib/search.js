@@ -58,11 +58,12 @@ const inputValue = (z, name, input, value) => {
  */
 const search = (connector, spec) => {
   /**
-   * The request's path values, query and (for a paged list) limit from the inputs.
+   * The request's URL (at the connection's base URL), query and (for a paged list) limit from the inputs.
    * @param {ZObject} z
-   * @param {Record<string, unknown>} inputData
+   * @param {Bundle} bundle
    */
-  const requestOf = (z, inputData) => {
+  const requestOf = (z, bundle) => {
+    const inputData = bundle.inputData || {};
     /** @type {Record<string, string>} */
     const pathValues = {};
     /** @type {Record<string, string>} */
@@ -79,7 +80,7 @@ const search = (connector, spec) => {
       else if (input.in === 'query') params[input.param] = value;
       else limit = Number(value);
     }
-    const url = connector.apiUrl(connector.fillPath(spec.request.path, pathValues, z));
+    const url = connector.apiUrl(z, bundle, connector.fillPath(spec.request.path, pathValues, z));
     return { url, params, limit };
   };
 
@@ -133,7 +134,7 @@ const search = (connector, spec) => {
    * @param {Bundle} bundle
    */
   const perform = async (z, bundle) => {
-    const request = requestOf(z, bundle.inputData || {});
+    const request = requestOf(z, bundle);
     if (spec.paging) return readPages(z, spec.paging, bundle, request);
 
     const response = await z.request({

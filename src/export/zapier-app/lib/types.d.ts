@@ -25,13 +25,12 @@ export interface Display {
 export interface ConnectorSettings {
   /** Shown in error messages and as the fallback connection label. */
   name: string;
-  /** The base URL given at export; `CONNECTOR_BASE_URL` overrides it at run time. */
-  defaultBaseUrl: string;
   /** The header the API key is sent in. */
   apiKeyHeader: string;
 }
 
 export interface Authentication {
+  /** `base_url` (default: the base URL given at export) and `api_key`; every request goes to the connection's `base_url`. */
   fields: Field[];
   test: Endpoint;
   /** A dotted path into the auth test's answer (`account.name`), or null. */

@@ -2,9 +2,10 @@
 
 /**
  * What every test file of the app shares: the app under zapier-platform-core's app tester,
- * a bundle carrying the key, and direct calls to the connector to compare with. The tests
- * call a running connector: CONNECTOR_BASE_URL (default: the base URL given at export) and
- * CONNECTOR_API_KEY, from the environment or a `.env` file in this folder.
+ * a bundle carrying the connection (`base_url` and `api_key`), and direct calls to the
+ * connector to compare with. The tests call a running connector: CONNECTOR_BASE_URL (the
+ * connection's `base_url`; default: the base URL given at export) and CONNECTOR_API_KEY,
+ * from the environment or a `.env` file in this folder.
  */
 
 const http = require('http');
@@ -14,9 +15,14 @@ const definition = require('../definition.json');
 
 zapier.tools.env.inject();
 
+/** The default of the connection's `base_url` field: the base URL given at export. */
+const baseUrlField = definition.authentication.fields.find((field) => field.key === 'base_url');
+const exportBaseUrl = String((baseUrlField && baseUrlField.default) || '');
+/** The connector under test, as the connection's `base_url`. */
+const baseUrl = String(process.env.CONNECTOR_BASE_URL || exportBaseUrl).replace(/\/+$/, '');
+
 const apiKey = process.env.CONNECTOR_API_KEY;
 if (!apiKey) {
-  const baseUrl = process.env.CONNECTOR_BASE_URL || definition.connector.defaultBaseUrl;
   throw new Error(`Set CONNECTOR_API_KEY (in the environment or a .env file) to a key of the connector at ${baseUrl}; see README.md.`);
 }
 
@@ -27,7 +33,6 @@ const appTester = zapier.createAppTester(App);
  * @type {(app: unknown) => (event: Record<string, unknown>) => Promise<{results: unknown}>}
  */
 const createAppHandler = /** @type {any} */ (zapier).createAppHandler;
-const baseUrl = String(process.env.CONNECTOR_BASE_URL || definition.connector.defaultBaseUrl).replace(/\/+$/, '');
 
 /**
  * Zapier's RPC endpoint as far as z.cursor uses it, on a loopback port: `get_cursor` and
@@ -123,11 +128,14 @@ const connectorGet = async (path, options = {}) => {
   return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
 };
 
+/** The connection's fields, as Zapier keeps them: the connector's base URL and the key. */
+const authData = { base_url: baseUrl, api_key: String(apiKey) };
+
 /**
- * A bundle as Zapier builds it, with the connection's key.
+ * A bundle as Zapier builds it, with the connection.
  * @param {Record<string, unknown>} [extra]
  */
-const bundle = (extra = {}) => ({ authData: { api_key: String(apiKey) }, inputData: {}, meta: {}, ...extra });
+const bundle = (extra = {}) => ({ authData: { ...authData }, inputData: {}, meta: {}, ...extra });
 
 /**
  * A trigger's operation by key.
@@ -159,4 +167,4 @@ const hookOperation = (key) => {
   return found;
 };
 
-module.exports = { App, appTester, baseUrl, bundle, connectorGet, cursorRpc, definition, hookOperation, operation, pager, searchOperation };
+module.exports = { App, appTester, authData, baseUrl, bundle, connectorGet, cursorRpc, definition, hookOperation, operation, pager, searchOperation };
