@@ -40,7 +40,6 @@ let t: TestApp;
 let server: Server;
 let base: string;
 let receiver: Receiver;
-const savedBaseUrl = process.env.CONNECTOR_BASE_URL;
 
 /**
  * Writes an app into `dir` and links what `npm install` would give it from this project's
@@ -71,7 +70,8 @@ function linkModules(dir: string, node22?: string): void {
   if (node22) link(node22, join(modules, '.bin', 'node'));
 }
 
-const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { api_key: demoKey }, inputData: {}, meta: {}, ...extra });
+/** A bundle as Zapier builds it: the connection (the connector on its local port, the demo key) and `extra`. */
+const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: base, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
 const api = (path: string) => request(t.app).get(path).set('X-API-Key', demoKey);
 
 beforeAll(async () => {
@@ -89,12 +89,9 @@ beforeAll(async () => {
   server = t.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  process.env.CONNECTOR_BASE_URL = base;
 });
 
 afterAll(async () => {
-  if (savedBaseUrl === undefined) delete process.env.CONNECTOR_BASE_URL;
-  else process.env.CONNECTOR_BASE_URL = savedBaseUrl;
   if (server) {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -123,6 +120,7 @@ describe('the generated app', () => {
       'lib/types.d.ts',
       'package.json',
       'test/authentication.test.js',
+      'test/base-url.test.js',
       'test/dropdowns.test.js',
       'test/harness.js',
       'test/hooks.test.js',
@@ -136,7 +134,12 @@ describe('the generated app', () => {
     }
     expect(files.get('.gitignore')).toBe(readFileSync(join(runtimeDir, 'gitignore'), 'utf8'));
     const definition = JSON.parse(files.get('definition.json')!);
-    expect(definition.connector).toEqual({ name: 'Signage Connector', defaultBaseUrl: 'https://connector.example.com', apiKeyHeader: 'X-API-Key' });
+    expect(definition.connector).toEqual({ name: 'Signage Connector', apiKeyHeader: 'X-API-Key' });
+    // The connection: the base URL (the export's as its default) and the key.
+    expect(definition.authentication.fields).toEqual([
+      expect.objectContaining({ key: 'base_url', type: 'string', required: true, default: 'https://connector.example.com', isNoSecret: true }),
+      expect.objectContaining({ key: 'api_key', type: 'password', required: true }),
+    ]);
     // Every placeholder of the README template is filled.
     expect(files.get('README.md')).not.toMatch(/\{\{/);
     expect(files.get('README.md')).toContain('https://connector.example.com');
@@ -180,7 +183,13 @@ describe('the generated app', () => {
     const manifest = loadManifest();
     expect(App.version).toBe(manifest.version);
     expect(App.platformVersion).toBe(zapier.version);
-    expect(App.authentication).toMatchObject({ type: 'custom', fields: [{ key: 'api_key', type: 'password', required: true }] });
+    expect(App.authentication).toMatchObject({
+      type: 'custom',
+      fields: [
+        { key: 'base_url', type: 'string', required: true, default: 'https://connector.example.com' },
+        { key: 'api_key', type: 'password', required: true },
+      ],
+    });
     expect(App.flags).toEqual({ skipHttpPatch: true });
 
     for (const source of manifest.optionSources) {
@@ -259,16 +268,14 @@ describe('the generated app', () => {
 });
 
 describe('run by zapier-platform-core against the connector', () => {
-  test('the base URL comes from CONNECTOR_BASE_URL, else the one given at export', () => {
-    const { createConnector } = require(join(appDir, 'lib', 'connector.js'));
-    const connector = createConnector(require(join(appDir, 'definition.json')).connector);
-    expect(connector.baseUrl()).toBe(base);
-    delete process.env.CONNECTOR_BASE_URL;
-    try {
-      expect(connector.baseUrl()).toBe('https://connector.example.com');
-    } finally {
-      process.env.CONNECTOR_BASE_URL = base;
-    }
+  test("requests go to the connection's base_url, with or without a trailing slash; without one the user must reconnect", async () => {
+    const at = (baseUrl: string) => bundle({ authData: { base_url: baseUrl, api_key: demoKey } });
+    expect(await appTester(App.authentication.test, at(`${base}/`))).toMatchObject({ account: { name: 'Harbor Street Diner' } });
+    expect(await appTester(App.triggers.menus_list.operation.perform, at(`${base}//`))).toHaveLength(2);
+    // Nothing listens on port 9 (discard): the request went there, not to the connector.
+    await expect(appTester(App.authentication.test, at('http://127.0.0.1:9'))).rejects.toThrow(/ECONNREFUSED/);
+    await expect(appTester(App.authentication.test, bundle({ authData: { api_key: demoKey } }))).rejects.toThrow(/no base URL; reconnect/);
+    await expect(appTester(App.searches.list_menus.operation.perform, at('ftp://127.0.0.1'))).rejects.toThrow(/must be an http:\/\/ or https:\/\/ URL/);
   });
 
   test('auth test with the demo key returns the account; the connection label is its name', async () => {
@@ -283,7 +290,7 @@ describe('run by zapier-platform-core against the connector', () => {
   });
 
   test('a wrong key fails the auth test with the connector message', async () => {
-    await expect(appTester(App.authentication.test, bundle({ authData: { api_key: 'sk_wrong_key_0000000000000' } }))).rejects.toThrow(
+    await expect(appTester(App.authentication.test, bundle({ authData: { base_url: base, api_key: 'sk_wrong_key_0000000000000' } }))).rejects.toThrow(
       /Invalid API key \(HTTP 401 on GET \/v1\/me\)/,
     );
   });
@@ -437,7 +444,8 @@ describe('run by zapier-platform-core against the connector', () => {
     });
     const freshServer = fresh.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
-    process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const freshBase = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: freshBase, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
     try {
       const polling = App.triggers.device_offline_polling.operation;
       const onlyFront = { device_ids: [frontCounter] };
@@ -470,7 +478,6 @@ describe('run by zapier-platform-core against the connector', () => {
       const online = await appTester(App.triggers.device_online_polling.operation.perform, bundle({ inputData: { device_ids: frontCounter } }));
       expect(online).toEqual([expect.objectContaining({ type: 'device.online', status: 'online', device: expect.objectContaining({ id: frontCounter }) })]);
     } finally {
-      process.env.CONNECTOR_BASE_URL = base;
       freshServer.closeAllConnections();
       await new Promise<void>((resolve) => freshServer.close(() => resolve()));
       await fresh.close();
@@ -481,7 +488,8 @@ describe('run by zapier-platform-core against the connector', () => {
     const fresh = await buildTestApp({ dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')), clock: new ManualClock(Date.now()) });
     const freshServer = fresh.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
-    process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const freshBase = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: freshBase, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
     try {
       const sampleRes = await request(fresh.app).get('/v1/triggers/device-status/sample').set('X-API-Key', demoKey).expect(200);
       for (const id of ['device_offline', 'device_online']) {
@@ -491,7 +499,6 @@ describe('run by zapier-platform-core against the connector', () => {
       }
       expect(sampleRes.body.length).toBeGreaterThan(0);
     } finally {
-      process.env.CONNECTOR_BASE_URL = base;
       freshServer.closeAllConnections();
       await new Promise<void>((resolve) => freshServer.close(() => resolve()));
       await fresh.close();
@@ -540,7 +547,7 @@ describe('npm run export -- zapier', () => {
     expect(result.stdout).toContain('npx zapier-platform validate --without-style');
     expect(result.stdout).toContain('npx zapier-platform push');
     expect(result.stdout).not.toMatch(/zapier push|zapier validate/);
-    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).connector.defaultBaseUrl).toBe('https://signage.example.com');
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({ key: 'base_url', default: 'https://signage.example.com' });
 
     // The written app loads and validates like the in-process one.
     linkModules(out);
@@ -553,7 +560,7 @@ describe('npm run export -- zapier', () => {
     const out = join(tmp, 'cli-default');
     const result = await run([exportCli, 'zapier', '--out', out]);
     expect(result.code).toBe(0);
-    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).connector.defaultBaseUrl).toBe('http://localhost:3000');
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({ key: 'base_url', default: 'http://localhost:3000' });
   });
 
   test.each([
