@@ -75,6 +75,6 @@ const shown = rel === '' ? '.' : rel.startsWith('..') ? outDir : rel;
 console.log(`Wrote a ${exporter.title} app (${files.size} files) to ${outDir}:`);
 for (const path of [...files.keys()].sort()) console.log(`  ${path}`);
 console.log(`
-It calls the connector at ${baseUrl}; the CONNECTOR_BASE_URL environment variable overrides
-that at run time where the platform allows. Next (${shown}/README.md has the details):
+Its connection (credential) holds the connector's base URL, ${baseUrl} unless the user enters
+another, beside the API key. Next (${shown}/README.md has the details):
 ${exporter.nextSteps(shown, manifest, { baseUrl })}`);

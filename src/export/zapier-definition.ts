@@ -1,4 +1,4 @@
-import type { Manifest, OptionSource, Trigger } from '../manifest/schema.js';
+import type { Manifest, Operation, OperationInput, OptionSource, Trigger } from '../manifest/schema.js';
 import type {
   Definition,
   EventInput,
@@ -6,6 +6,8 @@ import type {
   HookTriggerSpec,
   OptionTriggerSpec,
   PollingTriggerSpec,
+  SearchInput,
+  SearchSpec,
 } from './zapier-app/lib/types.js';
 
 /**
@@ -15,7 +17,10 @@ import type {
  *   parameter is read from the input field named after it in snake case (`{menuId}` ←
  *   `menu_id`), whose own dropdown is the option source of the parameter's `optionsFrom`;
  * - every trigger → `<id>` (REST hook) and `<id>_polling`; input fields with `optionsFrom`
- *   get `dynamic` dropdowns; nested output keys use Zapier's `__` (`device__name`).
+ *   get `dynamic` dropdowns; nested output keys use Zapier's `__` (`device__name`);
+ * - every operation → a search keyed by the operation's id as it is (manifest ids are
+ *   snake_case, which Zapier's key pattern accepts); its input fields keep the inputs' keys,
+ *   an input filled from another one's choice (`optionParams`) `dependsOn` that one.
  */
 
 /** `menuId` → `menu_id`. */
@@ -28,6 +33,9 @@ export const optionTriggerKey = (sourceId: string) => `${sourceId}_list`;
 
 /** Zapier's `dynamic` reference: `<trigger>.<value field>.<label field>`. */
 const dynamicRef = (sourceId: string) => `${optionTriggerKey(sourceId)}.id.name`;
+
+/** Choices per dropdown page (Zapier's guides suggest pages of 20 to 100). */
+export const dropdownPageSize = 100;
 
 /** Zapier has no output type for objects and lists: such keys are declared without one. */
 const outputType: Record<string, string | undefined> = {
@@ -50,6 +58,17 @@ function triggerDescription(text: string): string {
 
 export function zapierDefinition(manifest: Manifest, baseUrl: string): Definition {
   const sources = new Map(manifest.optionSources.map((source) => [source.id, source]));
+  // The inputs that operations name as the source of a dropdown's path parameter.
+  const paramInputs = (source: OptionSource, name: string): string[] => {
+    const keys = [snakeCase(name)];
+    for (const operation of manifest.operations) {
+      for (const input of operation.inputs) {
+        const from = input.optionsFrom === source.id ? input.optionParams[name] : undefined;
+        if (from !== undefined && !keys.includes(from)) keys.push(from);
+      }
+    }
+    return keys;
+  };
   const dynamicFrom = (id: string | undefined) => (id !== undefined && sources.has(id) ? { dynamic: dynamicRef(id) } : {});
   const scopes = manifest.auth.scopes.join(', ');
 
@@ -62,7 +81,8 @@ export function zapierDefinition(manifest: Manifest, baseUrl: string): Definitio
       hidden: true,
     },
     path: source.path,
-    params: source.params.map((param) => ({ name: param.name, inputKey: snakeCase(param.name), title: param.title })),
+    params: source.params.map((param) => ({ name: param.name, inputKeys: paramInputs(source, param.name), title: param.title })),
+    pageSize: Math.min(dropdownPageSize, source.paging.maxLimit),
     inputFields: source.params.map((param) => ({
       key: snakeCase(param.name),
       label: param.title,
@@ -132,11 +152,77 @@ export function zapierDefinition(manifest: Manifest, baseUrl: string): Definitio
     polling: trigger.polling,
   });
 
+  const searchInput = (input: OperationInput): SearchInput => ({
+    key: input.key,
+    label: input.label,
+    type: input.type,
+    required: input.required,
+    list: input.list,
+    in: input.in,
+    param: input.param ?? input.key,
+    ...(input.default !== undefined ? { default: input.default } : {}),
+    ...(input.minimum !== undefined ? { minimum: input.minimum } : {}),
+    ...(input.maximum !== undefined ? { maximum: input.maximum } : {}),
+  });
+
+  const searchField = (input: OperationInput): Field => {
+    const range =
+      input.minimum !== undefined && input.maximum !== undefined
+        ? `From ${input.minimum} to ${input.maximum}.`
+        : input.minimum !== undefined
+          ? `At least ${input.minimum}.`
+          : input.maximum !== undefined
+            ? `At most ${input.maximum}.`
+            : '';
+    const helpText = [input.helpText, range].filter((text) => text).join(' ');
+    const dependsOn = [...new Set(Object.values(input.optionParams))];
+    return {
+      key: input.key,
+      label: clip(input.label, 64),
+      type: input.type,
+      required: input.required,
+      ...(input.list ? { list: true } : {}),
+      ...(helpText ? { helpText: clip(helpText, 1000) } : {}),
+      ...(input.default !== undefined ? { default: String(input.default) } : {}),
+      ...dynamicFrom(input.optionsFrom),
+      ...(dependsOn.length > 0 ? { dependsOn } : {}),
+    };
+  };
+
+  const search = (operation: Operation): SearchSpec => ({
+    key: operation.id,
+    noun: operation.noun,
+    display: { label: clip(operation.title, 64), description: clip(operation.description, 1000) },
+    request: {
+      method: operation.request.method,
+      path: operation.request.path,
+      auth: operation.request.auth,
+      query: operation.request.query,
+    },
+    inputs: operation.inputs.map(searchInput),
+    result: {
+      ...(operation.result.items !== undefined ? { items: operation.result.items } : {}),
+      single: operation.result.single,
+    },
+    ...(operation.paging ? { paging: { ...operation.paging } } : {}),
+    inputFields: operation.inputs.map(searchField),
+    sample: operation.sample,
+  });
+
   return {
     version: manifest.version,
-    connector: { name: manifest.name, defaultBaseUrl: baseUrl, apiKeyHeader: manifest.auth.header },
+    connector: { name: manifest.name, apiKeyHeader: manifest.auth.header },
     authentication: {
       fields: [
+        {
+          key: 'base_url',
+          label: 'Base URL',
+          type: 'string',
+          required: true,
+          default: baseUrl,
+          isNoSecret: true,
+          helpText: clip(`The address of your ${manifest.name}, such as ${baseUrl}. Every request of this connection goes there.`, 1000),
+        },
         {
           key: 'api_key',
           label: 'API key',
@@ -151,6 +237,7 @@ export function zapierDefinition(manifest: Manifest, baseUrl: string): Definitio
     optionTriggers: manifest.optionSources.map(optionTrigger),
     hookTriggers: manifest.triggers.map(hookTrigger),
     pollingTriggers: manifest.triggers.map(pollingTrigger),
+    searches: manifest.operations.map(search),
   };
 }
 

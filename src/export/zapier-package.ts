@@ -74,8 +74,9 @@ export function packageJson(manifest: Manifest, versions: ZapierVersions): strin
     main: 'index.js',
     private: true,
     scripts: {
-      // What Zapier's app template runs; `zapier-platform test` runs this script.
-      test: 'jest --testTimeout 10000',
+      // What Zapier's app template runs; `zapier-platform test` runs this script. One file at
+      // a time: a test that changes a device's status would race the ones that read devices.
+      test: 'jest --runInBand --testTimeout 10000',
       validate: 'zapier-platform validate',
       push: 'zapier-platform push',
     },

@@ -9,15 +9,16 @@ import { runtimeFiles } from './zapier-runtime.js';
  * tests and pushes. Only `definition.json`, `package.json` and the README's facts are
  * generated; the app's code and tests are the files under `zapier-app/`, copied as they are.
  *
- * The app reads `CONNECTOR_BASE_URL` at run time (a Zapier environment variable, or the
- * tests' environment) and falls back to the base URL given at export.
+ * The connection holds the connector's base URL (`base_url`, beside `api_key`); the base URL
+ * given at export is that field's default, and every request the app makes goes to the
+ * connection's own.
  */
 
 export { optionTriggerKey, snakeCase } from './zapier-definition.js';
 export { installedZapierVersions, ZapierExportError, zapierCliNode, type ZapierVersions } from './zapier-package.js';
 
 export interface ZapierExportOptions {
-  /** The connector's public base URL, baked in as the default (a trailing slash is dropped). */
+  /** The connector's public base URL: the default of the connection's `base_url` field (a trailing slash is dropped). */
   baseUrl: string;
   /** Defaults to the versions installed in this project. */
   versions?: ZapierVersions;
@@ -47,6 +48,7 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
     NODE_ENGINE: versions.nodeEngine,
     SCOPES: manifest.auth.scopes.map((scope) => `\`${scope}\``).join(', '),
     TRIGGERS: keys.map((key) => `- \`${key}\``).join('\n'),
+    SEARCHES: definition.searches.map((search) => `- \`${search.key}\`: ${search.display.label}`).join('\n') || 'None.',
   });
   files.set('definition.json', `${JSON.stringify(definition, null, 2)}\n`);
   files.set('package.json', packageJson(manifest, versions));

@@ -40,7 +40,6 @@ let t: TestApp;
 let server: Server;
 let base: string;
 let receiver: Receiver;
-const savedBaseUrl = process.env.CONNECTOR_BASE_URL;
 
 /**
  * Writes an app into `dir` and links what `npm install` would give it from this project's
@@ -71,7 +70,8 @@ function linkModules(dir: string, node22?: string): void {
   if (node22) link(node22, join(modules, '.bin', 'node'));
 }
 
-const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { api_key: demoKey }, inputData: {}, meta: {}, ...extra });
+/** A bundle as Zapier builds it: the connection (the connector on its local port, the demo key) and `extra`. */
+const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: base, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
 const api = (path: string) => request(t.app).get(path).set('X-API-Key', demoKey);
 
 beforeAll(async () => {
@@ -89,12 +89,9 @@ beforeAll(async () => {
   server = t.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  process.env.CONNECTOR_BASE_URL = base;
 });
 
 afterAll(async () => {
-  if (savedBaseUrl === undefined) delete process.env.CONNECTOR_BASE_URL;
-  else process.env.CONNECTOR_BASE_URL = savedBaseUrl;
   if (server) {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -118,25 +115,35 @@ describe('the generated app', () => {
       'lib/events.js',
       'lib/hook-trigger.js',
       'lib/polling-trigger.js',
+      'lib/search.js',
       'lib/signature.js',
       'lib/types.d.ts',
       'package.json',
       'test/authentication.test.js',
+      'test/base-url.test.js',
       'test/dropdowns.test.js',
       'test/harness.js',
       'test/hooks.test.js',
       'test/polling.test.js',
+      'test/same-item.test.js',
+      'test/searches.test.js',
     ]);
     const runtimeDir = join(projectRoot, 'src', 'export', 'zapier-app');
-    for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'test/hooks.test.js']) {
+    for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'lib/search.js', 'test/hooks.test.js', 'test/searches.test.js']) {
       expect(files.get(path)).toBe(readFileSync(join(runtimeDir, path), 'utf8'));
     }
     expect(files.get('.gitignore')).toBe(readFileSync(join(runtimeDir, 'gitignore'), 'utf8'));
     const definition = JSON.parse(files.get('definition.json')!);
-    expect(definition.connector).toEqual({ name: 'Signage Connector', defaultBaseUrl: 'https://connector.example.com', apiKeyHeader: 'X-API-Key' });
+    expect(definition.connector).toEqual({ name: 'Signage Connector', apiKeyHeader: 'X-API-Key' });
+    // The connection: the base URL (the export's as its default) and the key.
+    expect(definition.authentication.fields).toEqual([
+      expect.objectContaining({ key: 'base_url', type: 'string', required: true, default: 'https://connector.example.com', isNoSecret: true }),
+      expect.objectContaining({ key: 'api_key', type: 'password', required: true }),
+    ]);
     // Every placeholder of the README template is filled.
     expect(files.get('README.md')).not.toMatch(/\{\{/);
     expect(files.get('README.md')).toContain('https://connector.example.com');
+    for (const operation of loadManifest().operations) expect(files.get('README.md')).toContain(`- \`${operation.id}\`: ${operation.title}`);
   });
 
   test("package.json: exact zapier-platform-core, scripts that call zapier-platform, jest, and Node.js 22 for the CLI", () => {
@@ -149,7 +156,7 @@ describe('the generated app', () => {
       description: loadManifest().description,
       main: 'index.js',
       private: true,
-      scripts: { test: 'jest --testTimeout 10000', validate: 'zapier-platform validate', push: 'zapier-platform push' },
+      scripts: { test: 'jest --runInBand --testTimeout 10000', validate: 'zapier-platform validate', push: 'zapier-platform push' },
       engines: { node: versions.nodeEngine },
       dependencies: { 'zapier-platform-core': versions.core },
       devDependencies: { '@jest/globals': versions.jest, jest: versions.jest, node: zapierCliNode, 'zapier-platform-cli': versions.cli },
@@ -176,12 +183,18 @@ describe('the generated app', () => {
     const manifest = loadManifest();
     expect(App.version).toBe(manifest.version);
     expect(App.platformVersion).toBe(zapier.version);
-    expect(App.authentication).toMatchObject({ type: 'custom', fields: [{ key: 'api_key', type: 'password', required: true }] });
+    expect(App.authentication).toMatchObject({
+      type: 'custom',
+      fields: [
+        { key: 'base_url', type: 'string', required: true, default: 'https://connector.example.com' },
+        { key: 'api_key', type: 'password', required: true },
+      ],
+    });
     expect(App.flags).toEqual({ skipHttpPatch: true });
 
     for (const source of manifest.optionSources) {
       const trigger = App.triggers[`${source.id}_list`];
-      expect(trigger).toMatchObject({ key: `${source.id}_list`, noun: source.title, display: { hidden: true } });
+      expect(trigger).toMatchObject({ key: `${source.id}_list`, noun: source.title, display: { hidden: true }, operation: { canPaginate: true } });
     }
     expect(App.triggers.menu_groups_list.operation.inputFields).toEqual([
       { key: 'menu_id', label: 'Menu', required: true, dynamic: 'menus_list.id.name' },
@@ -211,6 +224,41 @@ describe('the generated app', () => {
     }
   });
 
+  test('has a search per manifest operation: key = operation id, fields = input keys, dropdowns from the option sources', () => {
+    const manifest = loadManifest();
+    expect(Object.keys(App.searches)).toEqual(manifest.operations.map((operation) => operation.id));
+    expect(Object.keys(App.searches)).toEqual(['get_device', 'list_devices', 'list_menus', 'list_groups', 'get_group']);
+    for (const operation of manifest.operations) {
+      const search = App.searches[operation.id];
+      expect(search).toMatchObject({ key: operation.id, noun: operation.noun, display: { label: operation.title, description: operation.description } });
+      expect(search.operation.sample).toEqual(operation.sample);
+      expect(search.operation.inputFields.map((field: Any) => field.key)).toEqual(operation.inputs.map((input) => input.key));
+      for (const [i, input] of operation.inputs.entries()) {
+        const field = search.operation.inputFields[i];
+        expect(field).toMatchObject({ key: input.key, label: input.label, type: input.type, required: input.required });
+        if (input.optionsFrom) expect(field.dynamic).toBe(`${input.optionsFrom}_list.id.name`);
+        else expect(field.dynamic).toBeUndefined();
+      }
+    }
+    const fields = (id: string) => App.searches[id].operation.inputFields;
+    expect(fields('get_device')).toEqual([expect.objectContaining({ key: 'device_id', required: true, dynamic: 'devices_list.id.name' })]);
+    expect(fields('list_devices')).toEqual([
+      expect.objectContaining({ key: 'is_online', type: 'boolean', required: false }),
+      expect.objectContaining({ key: 'limit', type: 'integer', required: false, default: '100', helpText: expect.stringMatching(/From 1 to 10000\.$/) }),
+    ]);
+    expect(fields('list_groups')).toEqual([
+      expect.objectContaining({ key: 'menu_id', required: false, dynamic: 'menus_list.id.name' }),
+      expect.objectContaining({ key: 'tags', list: true, required: false }),
+    ]);
+    // The groups dropdown follows the chosen menu.
+    expect(fields('get_group')).toEqual([
+      expect.objectContaining({ key: 'menu_id', required: true, dynamic: 'menus_list.id.name' }),
+      expect.objectContaining({ key: 'group_id', required: true, dynamic: 'menu_groups_list.id.name', dependsOn: ['menu_id'] }),
+    ]);
+    const definition = require(join(appDir, 'definition.json'));
+    expect(definition.optionTriggers.find((t: Any) => t.key === 'menu_groups_list').params).toEqual([{ name: 'menuId', inputKeys: ['menu_id'], title: 'Menu' }]);
+  });
+
   test('a manifest version Zapier cannot take and a bad base URL are refused', () => {
     const manifest = loadManifest();
     expect(() => zapierApp({ ...manifest, version: '1.0.0-very.long.label' }, { baseUrl: 'http://x' })).toThrow(/not a Zapier app version/);
@@ -220,16 +268,14 @@ describe('the generated app', () => {
 });
 
 describe('run by zapier-platform-core against the connector', () => {
-  test('the base URL comes from CONNECTOR_BASE_URL, else the one given at export', () => {
-    const { createConnector } = require(join(appDir, 'lib', 'connector.js'));
-    const connector = createConnector(require(join(appDir, 'definition.json')).connector);
-    expect(connector.baseUrl()).toBe(base);
-    delete process.env.CONNECTOR_BASE_URL;
-    try {
-      expect(connector.baseUrl()).toBe('https://connector.example.com');
-    } finally {
-      process.env.CONNECTOR_BASE_URL = base;
-    }
+  test("requests go to the connection's base_url, with or without a trailing slash; without one the user must reconnect", async () => {
+    const at = (baseUrl: string) => bundle({ authData: { base_url: baseUrl, api_key: demoKey } });
+    expect(await appTester(App.authentication.test, at(`${base}/`))).toMatchObject({ account: { name: 'Harbor Street Diner' } });
+    expect(await appTester(App.triggers.menus_list.operation.perform, at(`${base}//`))).toHaveLength(2);
+    // Nothing listens on port 9 (discard): the request went there, not to the connector.
+    await expect(appTester(App.authentication.test, at('http://127.0.0.1:9'))).rejects.toThrow(/ECONNREFUSED/);
+    await expect(appTester(App.authentication.test, bundle({ authData: { api_key: demoKey } }))).rejects.toThrow(/no base URL; reconnect/);
+    await expect(appTester(App.searches.list_menus.operation.perform, at('ftp://127.0.0.1'))).rejects.toThrow(/must be an http:\/\/ or https:\/\/ URL/);
   });
 
   test('auth test with the demo key returns the account; the connection label is its name', async () => {
@@ -244,7 +290,7 @@ describe('run by zapier-platform-core against the connector', () => {
   });
 
   test('a wrong key fails the auth test with the connector message', async () => {
-    await expect(appTester(App.authentication.test, bundle({ authData: { api_key: 'sk_wrong_key_0000000000000' } }))).rejects.toThrow(
+    await expect(appTester(App.authentication.test, bundle({ authData: { base_url: base, api_key: 'sk_wrong_key_0000000000000' } }))).rejects.toThrow(
       /Invalid API key \(HTTP 401 on GET \/v1\/me\)/,
     );
   });
@@ -281,6 +327,57 @@ describe('run by zapier-platform-core against the connector', () => {
     const options = await api('/v1/devices/options').expect(200);
     expect(devices).toEqual((options.body as Array<[string, string]>).map(([label, value]) => ({ id: value, name: label })));
     expect(devices).toContainEqual({ id: frontCounter, name: 'Front counter' });
+  });
+
+  test('dropdowns page: with pages of one choice, "load more" brings the next menu, then nothing', async () => {
+    const { buildApp } = require(join(appDir, 'lib', 'app.js'));
+    const definition = JSON.parse(readFileSync(join(appDir, 'definition.json'), 'utf8'));
+    for (const trigger of definition.optionTriggers) trigger.pageSize = 1;
+    const smallApp = buildApp(definition, zapier.version);
+    const small = zapier.createAppTester(smallApp);
+    // The app tester has no cursor store: each page is found by following the cursors.
+    const page = (n: number) => small(smallApp.triggers.menus_list.operation.perform, bundle({ meta: { page: n } }));
+    expect(await page(0)).toEqual([{ id: allDayMenu, name: 'All day' }]);
+    expect(await page(1)).toEqual([{ id: expect.any(String), name: 'Breakfast' }]);
+    expect(await page(2)).toEqual([]);
+  });
+
+  test('searches return what the connector answers: get_device, list_menus, list_groups, get_group', async () => {
+    const search = (key: string, inputData: Record<string, unknown> = {}) => appTester(App.searches[key].operation.perform, bundle({ inputData }));
+    const device = await request(t.app).get(`/devices/${frontCounter}`).set('Authorization', `Bearer ${demoKey}`).expect(200);
+    expect(await search('get_device', { device_id: frontCounter.toUpperCase() })).toEqual([device.body]);
+    expect(await search('get_device', { device_id: 'fe:ed:fa:ce:00:00' })).toEqual([]);
+    await expect(search('get_device')).rejects.toThrow(/Device \(device_id\) is required/);
+
+    expect(await search('list_menus')).toEqual((await api('/v1/menus').expect(200)).body.menus);
+    expect(await search('list_groups', { menu_id: allDayMenu })).toEqual((await api(`/v1/groups?menus=${allDayMenu}`).expect(200)).body.groups);
+    expect(await search('list_groups', { tags: 'temperature:*' })).toEqual((await api('/v1/groups?tags=temperature:*').expect(200)).body.groups);
+
+    const groups = await appTester(App.triggers.menu_groups_list.operation.perform, bundle({ inputData: { menu_id: allDayMenu } }));
+    const nested = groups.find((g: Any) => g.name.includes(' › '));
+    const found = await search('get_group', { menu_id: allDayMenu, group_id: nested.id });
+    expect(found).toEqual((await api(`/v1/groups?menus=${allDayMenu}&groups=${nested.id}`).expect(200)).body.groups);
+    expect(found).toHaveLength(1);
+    expect(await search('get_group', { menu_id: allDayMenu, group_id: '00000000-0000-4000-8000-000000000000' })).toEqual([]);
+  });
+
+  test('list_devices reads every page up to the limit, each device once, in the connector order', async () => {
+    const { buildApp } = require(join(appDir, 'lib', 'app.js'));
+    const definition = JSON.parse(readFileSync(join(appDir, 'definition.json'), 'utf8'));
+    // Pages of two devices, so that a handful of devices takes several pages.
+    definition.searches.find((s: Any) => s.key === 'list_devices').paging.maxSize = 2;
+    const smallApp = buildApp(definition, zapier.version);
+    const small = zapier.createAppTester(smallApp);
+    const list = (inputData: Record<string, unknown>) => small(smallApp.searches.list_devices.operation.perform, bundle({ inputData }));
+    const all = await request(t.app).get('/devices?page_size=1000').set('Authorization', `Bearer ${demoKey}`).expect(200);
+    expect(all.body.total).toBeGreaterThan(5);
+    expect(await list({ limit: 5 })).toEqual(all.body.data.slice(0, 5));
+    expect(await list({ limit: '10000' })).toEqual(all.body.data);
+    const offline = await request(t.app).get('/devices?is_online=false&page_size=1000').set('Authorization', `Bearer ${demoKey}`).expect(200);
+    expect(await list({ is_online: false, limit: 1000 })).toEqual(offline.body.data);
+    // The default app asks for as many as the limit in one page.
+    expect(await appTester(App.searches.list_devices.operation.perform, bundle())).toEqual(all.body.data.slice(0, 100));
+    await expect(list({ limit: 10001 })).rejects.toThrow(/Limit \(limit\) must be a whole number from 1 to 10000/);
   });
 
   test('REST hook: subscribe creates a hook, a delivery becomes the event, unsubscribe leaves no hook', async () => {
@@ -347,7 +444,8 @@ describe('run by zapier-platform-core against the connector', () => {
     });
     const freshServer = fresh.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
-    process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const freshBase = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: freshBase, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
     try {
       const polling = App.triggers.device_offline_polling.operation;
       const onlyFront = { device_ids: [frontCounter] };
@@ -380,7 +478,6 @@ describe('run by zapier-platform-core against the connector', () => {
       const online = await appTester(App.triggers.device_online_polling.operation.perform, bundle({ inputData: { device_ids: frontCounter } }));
       expect(online).toEqual([expect.objectContaining({ type: 'device.online', status: 'online', device: expect.objectContaining({ id: frontCounter }) })]);
     } finally {
-      process.env.CONNECTOR_BASE_URL = base;
       freshServer.closeAllConnections();
       await new Promise<void>((resolve) => freshServer.close(() => resolve()));
       await fresh.close();
@@ -391,7 +488,8 @@ describe('run by zapier-platform-core against the connector', () => {
     const fresh = await buildTestApp({ dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')), clock: new ManualClock(Date.now()) });
     const freshServer = fresh.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => freshServer.once('listening', () => resolve()));
-    process.env.CONNECTOR_BASE_URL = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const freshBase = `http://127.0.0.1:${(freshServer.address() as AddressInfo).port}`;
+    const bundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: freshBase, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
     try {
       const sampleRes = await request(fresh.app).get('/v1/triggers/device-status/sample').set('X-API-Key', demoKey).expect(200);
       for (const id of ['device_offline', 'device_online']) {
@@ -401,7 +499,6 @@ describe('run by zapier-platform-core against the connector', () => {
       }
       expect(sampleRes.body.length).toBeGreaterThan(0);
     } finally {
-      process.env.CONNECTOR_BASE_URL = base;
       freshServer.closeAllConnections();
       await new Promise<void>((resolve) => freshServer.close(() => resolve()));
       await fresh.close();
@@ -450,7 +547,7 @@ describe('npm run export -- zapier', () => {
     expect(result.stdout).toContain('npx zapier-platform validate --without-style');
     expect(result.stdout).toContain('npx zapier-platform push');
     expect(result.stdout).not.toMatch(/zapier push|zapier validate/);
-    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).connector.defaultBaseUrl).toBe('https://signage.example.com');
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({ key: 'base_url', default: 'https://signage.example.com' });
 
     // The written app loads and validates like the in-process one.
     linkModules(out);
@@ -463,7 +560,7 @@ describe('npm run export -- zapier', () => {
     const out = join(tmp, 'cli-default');
     const result = await run([exportCli, 'zapier', '--out', out]);
     expect(result.code).toBe(0);
-    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).connector.defaultBaseUrl).toBe('http://localhost:3000');
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({ key: 'base_url', default: 'http://localhost:3000' });
   });
 
   test.each([
@@ -537,7 +634,7 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
           NO_UPDATE_NOTIFIER: '1',
           NO_COLOR: '1',
         },
-        timeout: 60_000,
+        timeout: 150_000,
         killSignal: 'SIGKILL',
       });
       let output = '';
@@ -551,10 +648,11 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
 
   /** Jest's summary counts every test of the app, none failed; and no test hook is left behind. */
   const expectAppTestsPassed = async (output: string) => {
-    const summary = output.match(/Tests:\s+(\d+) passed, (\d+) total/);
-    expect(summary?.[1]).toBeDefined();
-    expect(summary?.[1]).toBe(summary?.[2]);
-    expect(Number(summary?.[1])).toBeGreaterThanOrEqual(15);
+    // Skipped here: what needs the test control or more devices than the demo dataset has.
+    const summary = output.match(/Tests:\s+(?:(\d+) skipped, )?(\d+) passed, (\d+) total/);
+    expect(summary?.[2]).toBeDefined();
+    expect(Number(summary?.[1] ?? 0) + Number(summary?.[2])).toBe(Number(summary?.[3]));
+    expect(Number(summary?.[2])).toBeGreaterThanOrEqual(30);
     await request(connector.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
   };
 
@@ -569,11 +667,11 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
     expect(result.output).toContain('npm run --silent test');
     if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
     await expectAppTestsPassed(result.output);
-  }, 90_000);
+  }, 180_000);
 
   withoutCli("the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)", async () => {
-    const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--testTimeout', '10000']);
+    const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--testTimeout', '10000']);
     if (result.code !== 0) throw new Error(`the app's tests failed (${result.code}):\n${result.output}`);
     await expectAppTestsPassed(result.output);
-  }, 90_000);
+  }, 180_000);
 });

@@ -2,14 +2,15 @@
 
 /**
  * The Zapier app object from definition.json: custom auth with the connector's key, one
- * hidden dropdown trigger per option source, and a REST-hook and a polling trigger per
- * manifest trigger.
+ * hidden dropdown trigger per option source, a REST-hook and a polling trigger per manifest
+ * trigger, and a search per manifest operation.
  */
 
 const { createConnector, pick } = require('./connector');
 const { dropdownTrigger } = require('./dropdown-trigger');
 const { hookTrigger } = require('./hook-trigger');
 const { pollingTrigger } = require('./polling-trigger');
+const { search } = require('./search');
 
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
@@ -36,13 +37,15 @@ const buildApp = (definition, platformVersion) => {
       type: /** @type {const} */ ('custom'),
       fields: auth.fields,
       /**
-       * Who the key belongs to; a rejected key is a 401 with the connector's message.
+       * Who the key belongs to, asked at the connection's base URL; a rejected key is a
+       * 401 with the connector's message.
        * @param {ZObject} z
+       * @param {Bundle} bundle
        */
-      test: async (z) => {
+      test: async (z, bundle) => {
         const response = await z.request({
           method: auth.test.method,
-          url: connector.apiUrl(connector.fillPath(auth.test.path, {}, z)),
+          url: connector.apiUrl(z, bundle, connector.fillPath(auth.test.path, {}, z)),
           params: auth.test.query || {},
         });
         return response.data;
@@ -65,6 +68,8 @@ const buildApp = (definition, platformVersion) => {
     afterResponse: [connector.handleErrors],
 
     triggers: Object.fromEntries(triggers.map((trigger) => [trigger.key, trigger])),
+
+    searches: Object.fromEntries(definition.searches.map((spec) => [spec.key, search(connector, spec)])),
 
     flags: {
       // Every call goes through z.request, which Zapier logs itself; leave Node's http module alone.

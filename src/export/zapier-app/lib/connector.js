@@ -70,11 +70,36 @@ const whereOf = (response) => {
 
 /** @param {import('./types').ConnectorSettings} settings */
 const createConnector = (settings) => {
-  /** The base URL: the CONNECTOR_BASE_URL environment variable (`zapier-platform env:set`), else the export's. */
-  const baseUrl = () => String(process.env.CONNECTOR_BASE_URL || settings.defaultBaseUrl).replace(/\/+$/, '');
+  /**
+   * The connection's base URL (`base_url`), without a trailing slash. A connection without
+   * one (made before the app had the field) has to be reconnected; one that is not an
+   * http(s) URL is an error the user can fix in the connection.
+   * @param {ZObject} z
+   * @param {Bundle} bundle
+   */
+  const baseUrl = (z, bundle) => {
+    const raw = String((bundle.authData && bundle.authData.base_url) || '').trim();
+    if (raw === '') throw new z.errors.ExpiredAuthError(`${settings.name}: the connection has no base URL; reconnect and give the connector's base URL.`);
+    /** @type {URL} */
+    let url;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new z.errors.Error(`${settings.name}: the base URL ${JSON.stringify(raw)} is not a URL.`, 'invalid_base_url', 400);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
+      throw new z.errors.Error(`${settings.name}: the base URL ${raw} must be an http:// or https:// URL without query, fragment or credentials.`, 'invalid_base_url', 400);
+    }
+    return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+  };
 
-  /** @param {string} path */
-  const apiUrl = (path) => baseUrl() + path;
+  /**
+   * The URL of a connector path for the connection: its base URL + the path.
+   * @param {ZObject} z
+   * @param {Bundle} bundle
+   * @param {string} path
+   */
+  const apiUrl = (z, bundle, path) => baseUrl(z, bundle) + path;
 
   /**
    * Fills the `{name}` segments of a path from values, URL-encoded; a missing one is an error.
@@ -90,14 +115,35 @@ const createConnector = (settings) => {
     });
 
   /**
-   * beforeRequest: the connection's key goes in the connector's key header.
+   * The connection's key, trimmed; empty when the bundle has none.
+   * @param {Bundle} bundle
+   */
+  const keyOf = (bundle) => String((bundle.authData && bundle.authData.api_key) || '').trim();
+
+  /**
+   * The headers of a request to an area that reads the key from `Authorization: Bearer`
+   * (`bearer`, the device area); none for the connector's key header, which addApiKey adds.
+   * @param {Bundle} bundle
+   * @param {'api_key' | 'bearer'} scheme
+   * @returns {Record<string, string>}
+   */
+  const authHeaders = (bundle, scheme) => {
+    const key = keyOf(bundle);
+    return scheme === 'bearer' && key ? { Authorization: `Bearer ${key}` } : {};
+  };
+
+  /**
+   * beforeRequest: the connection's key goes in the connector's key header, unless the
+   * request already carries it as `Authorization: Bearer` (authHeaders).
    * @param {HttpRequestOptions} request
    * @param {ZObject} _z
    * @param {Bundle} bundle
    */
   const addApiKey = (request, _z, bundle) => {
-    const key = bundle.authData && bundle.authData.api_key;
-    if (key) request.headers = { ...request.headers, [settings.apiKeyHeader]: String(key).trim() };
+    const key = keyOf(bundle);
+    const headers = request.headers || {};
+    const hasBearer = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+    if (key && !hasBearer) request.headers = { ...headers, [settings.apiKeyHeader]: key };
     return request;
   };
 
@@ -126,7 +172,7 @@ const createConnector = (settings) => {
     return response;
   };
 
-  return { name: settings.name, baseUrl, apiUrl, fillPath, addApiKey, errorFor, handleErrors };
+  return { name: settings.name, baseUrl, apiUrl, fillPath, authHeaders, addApiKey, errorFor, handleErrors };
 };
 
 /** @typedef {ReturnType<typeof createConnector>} Connector */

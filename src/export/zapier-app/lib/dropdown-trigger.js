@@ -2,13 +2,67 @@
 
 /**
  * Hidden triggers that fill dynamic dropdowns, one per option source of the manifest. Each
- * reads the connector's option endpoint with `?format=objects` and returns `{id, name}` items.
+ * reads the connector's option endpoint with `?format=objects` a page at a time and returns
+ * `{id, name}` items.
+ *
+ * Paging (`canPaginate`): Zapier asks for page 0 when the dropdown opens and for page 1, 2, …
+ * on "load more" (`bundle.meta.page`). The connector pages with an opaque cursor (the `Link:
+ * <…>; rel="next"` header), so each page stores the cursor of the next one with `z.cursor`,
+ * Zapier's store for one dropdown's paging, as `{"page": <next page>, "cursor": <cursor or
+ * null at the end>}`. A page whose cursor is not stored (the store was unavailable, or
+ * Zapier asked out of order) is reached by following the cursors from the first page.
  */
 
 const { isEmpty } = require('./connector');
 
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
+/** @typedef {import('zapier-platform-core').HttpResponse} HttpResponse */
+/** @typedef {{page: number, cursor: string | null}} PagingState */
+
+/**
+ * The `cursor` of the `rel="next"` link of an answer, or null on the last page.
+ * @param {HttpResponse} response
+ * @returns {string | null}
+ */
+const nextCursor = (response) => {
+  const header = response.getHeader('link') || '';
+  for (const part of header.split(',')) {
+    const match = /<([^>]*)>\s*;(.*)$/.exec(part.trim());
+    if (!match || !/\brel="?next"?/.test(match[2] || '')) continue;
+    const cursor = new URL(match[1] || '', 'http://connector.invalid').searchParams.get('cursor');
+    if (cursor) return cursor;
+  }
+  return null;
+};
+
+/**
+ * What the previous page stored, or null (nothing stored, or no store to ask).
+ * @param {ZObject} z
+ * @returns {Promise<PagingState | null>}
+ */
+const readState = async (z) => {
+  try {
+    const stored = await z.cursor.get();
+    if (!stored) return null;
+    const state = JSON.parse(stored);
+    return state && typeof state.page === 'number' ? { page: state.page, cursor: typeof state.cursor === 'string' ? state.cursor : null } : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * @param {ZObject} z
+ * @param {PagingState} state
+ */
+const saveState = async (z, state) => {
+  try {
+    await z.cursor.set(JSON.stringify(state));
+  } catch {
+    // Without the store, the next page is found by following the cursors from the start.
+  }
+};
 
 /**
  * @param {import('./connector').Connector} connector
@@ -25,7 +79,8 @@ const dropdownTrigger = (connector, spec) => {
     /** @type {Record<string, unknown>} */
     const values = {};
     for (const param of spec.params) {
-      const value = inputData[param.inputKey] !== undefined ? inputData[param.inputKey] : inputData[param.name];
+      const key = [...param.inputKeys, param.name].find((name) => !isEmpty(inputData[name]));
+      const value = key === undefined ? undefined : inputData[key];
       if (isEmpty(value)) throw new z.errors.Error(`${connector.name}: choose a ${param.title} first.`, 'missing_parameter', 400);
       values[param.name] = Array.isArray(value) ? value[0] : value;
     }
@@ -33,25 +88,58 @@ const dropdownTrigger = (connector, spec) => {
   };
 
   /**
+   * One page of choices, from the start (no cursor) or from a cursor.
+   * @param {ZObject} z
+   * @param {string} url
+   * @param {string | null} cursor
+   */
+  const fetchPage = async (z, url, cursor) => {
+    /** @type {Record<string, string>} */
+    const params = { format: 'objects', limit: String(spec.pageSize) };
+    if (cursor) params.cursor = cursor;
+    const response = await z.request({ method: 'GET', url, params });
+    /** @type {Array<{label: string, value: unknown}>} */
+    const options = Array.isArray(response.data) ? response.data : [];
+    return { choices: options.map((option) => ({ id: String(option.value), name: option.label })), next: nextCursor(response) };
+  };
+
+  /**
    * @param {ZObject} z
    * @param {Bundle} bundle
    */
   const perform = async (z, bundle) => {
-    // The whole list comes with the first page; a dropdown's "load more" gets nothing new.
-    if (bundle.meta && bundle.meta.page > 0) return [];
-    const url = connector.apiUrl(connector.fillPath(spec.path, pathValues(z, bundle.inputData || {}), z));
-    const response = await z.request({ method: 'GET', url, params: { format: 'objects' } });
-    /** @type {Array<{label: string, value: unknown}>} */
-    const options = Array.isArray(response.data) ? response.data : [];
-    return options.map((option) => ({ id: String(option.value), name: option.label }));
+    const url = connector.apiUrl(z, bundle, connector.fillPath(spec.path, pathValues(z, bundle.inputData || {}), z));
+    const wanted = Number((bundle.meta && bundle.meta.page) || 0);
+    const page = Number.isInteger(wanted) && wanted > 0 ? wanted : 0;
+
+    /** @type {string | null} */
+    let cursor = null;
+    if (page > 0) {
+      const state = await readState(z);
+      if (state && state.page === page) {
+        if (state.cursor === null) return [];
+        cursor = state.cursor;
+      } else {
+        for (let at = 0; at < page; at++) {
+          cursor = (await fetchPage(z, url, cursor)).next;
+          if (cursor === null) {
+            await saveState(z, { page: page + 1, cursor: null });
+            return [];
+          }
+        }
+      }
+    }
+    const { choices, next } = await fetchPage(z, url, cursor);
+    await saveState(z, { page: page + 1, cursor: next });
+    return choices;
   };
 
   return {
     key: spec.key,
     noun: spec.noun,
     display: spec.display,
-    operation: { perform, inputFields: spec.inputFields, outputFields: spec.outputFields },
+    operation: { perform, canPaginate: true, inputFields: spec.inputFields, outputFields: spec.outputFields },
   };
 };
 
-module.exports = { dropdownTrigger };
+module.exports = { dropdownTrigger, nextCursor };

@@ -44,7 +44,7 @@ const fetchEvents = async (connector, z, bundle, endpoint, inputs) => {
   const inputData = bundle.inputData || {};
   const response = await z.request({
     method: endpoint.method,
-    url: connector.apiUrl(connector.fillPath(endpoint.path, inputData, z)),
+    url: connector.apiUrl(z, bundle, connector.fillPath(endpoint.path, inputData, z)),
     params: eventQuery(endpoint, inputs, inputData),
   });
   return Array.isArray(response.data) ? response.data : [];

@@ -34,7 +34,7 @@ const hookTrigger = (connector, spec) => {
     }
     const response = await z.request({
       method: spec.subscribe.method,
-      url: connector.apiUrl(connector.fillPath(spec.subscribe.path, inputData, z)),
+      url: connector.apiUrl(z, bundle, connector.fillPath(spec.subscribe.path, inputData, z)),
       params: spec.subscribe.query || {},
       body,
     });
@@ -51,7 +51,7 @@ const hookTrigger = (connector, spec) => {
     const hook = bundle.subscribeData || {};
     const response = await z.request({
       method: spec.unsubscribe.method,
-      url: connector.apiUrl(connector.fillPath(spec.unsubscribe.path, hook, z)),
+      url: connector.apiUrl(z, bundle, connector.fillPath(spec.unsubscribe.path, hook, z)),
       skipThrowForStatus: true,
     });
     // A hook that is already gone is what unsubscribing wants (Zapier may retry).

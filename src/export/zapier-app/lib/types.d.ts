@@ -25,23 +25,26 @@ export interface Display {
 export interface ConnectorSettings {
   /** Shown in error messages and as the fallback connection label. */
   name: string;
-  /** The base URL given at export; `CONNECTOR_BASE_URL` overrides it at run time. */
-  defaultBaseUrl: string;
   /** The header the API key is sent in. */
   apiKeyHeader: string;
 }
 
 export interface Authentication {
+  /** `base_url` (default: the base URL given at export) and `api_key`; every request goes to the connection's `base_url`. */
   fields: Field[];
   test: Endpoint;
   /** A dotted path into the auth test's answer (`account.name`), or null. */
   connectionLabel: string | null;
 }
 
-/** A path parameter of an option source, read from the input field `inputKey`. */
+/**
+ * A path parameter of an option source, read from the first of the input fields `inputKeys`
+ * that has a value: its snake-case name (`menuId` ← `menu_id`), then the inputs that
+ * operations name for it.
+ */
 export interface OptionParam {
   name: string;
-  inputKey: string;
+  inputKeys: string[];
   title: string;
 }
 
@@ -52,6 +55,8 @@ export interface OptionTriggerSpec {
   display: Display;
   path: string;
   params: OptionParam[];
+  /** Choices per page: the first page, then one more per "load more". */
+  pageSize: number;
   inputFields: Field[];
   outputFields: Field[];
 }
@@ -88,6 +93,57 @@ export interface PollingTriggerSpec extends EventTriggerBase {
   polling: Endpoint;
 }
 
+/** How one operation input reaches the request. */
+export interface SearchInput {
+  key: string;
+  label: string;
+  type: 'string' | 'integer' | 'boolean';
+  required: boolean;
+  /** Several values, sent comma-separated as one query parameter. */
+  list: boolean;
+  /** `path`: fills `{key}` of the path; `query`: the query parameter `param`; `paging`: the limit of a paged list. */
+  in: 'path' | 'query' | 'paging';
+  param: string;
+  default?: string | number | boolean;
+  minimum?: number;
+  maximum?: number;
+}
+
+/** A page-numbered list: every page is read until the limit input is reached or the list ends. */
+export interface SearchPaging {
+  page: string;
+  size: string;
+  maxSize: number;
+  total: string;
+  limitInput: string;
+}
+
+/**
+ * A Zapier search from a manifest operation. It always returns an array: the records of a
+ * list, or the one record (none when it is not found).
+ */
+export interface SearchSpec {
+  key: string;
+  noun: string;
+  display: Display;
+  request: {
+    method: 'GET';
+    path: string;
+    /** `bearer`: the key goes in `Authorization: Bearer`; `api_key`: in the connector's key header. */
+    auth: 'api_key' | 'bearer';
+    query: Record<string, string>;
+  };
+  inputs: SearchInput[];
+  result: {
+    /** The field of the answer that holds the records; absent: the answer is the record. */
+    items?: string;
+    single: boolean;
+  };
+  paging?: SearchPaging;
+  inputFields: Field[];
+  sample: Record<string, unknown>;
+}
+
 export interface Definition {
   /** The app's version (the manifest's). */
   version: string;
@@ -96,4 +152,5 @@ export interface Definition {
   optionTriggers: OptionTriggerSpec[];
   hookTriggers: HookTriggerSpec[];
   pollingTriggers: PollingTriggerSpec[];
+  searches: SearchSpec[];
 }
