@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { processRegistry } from './process-metrics.js';
+import { startEventLoopMonitor } from './event-loop-lag.js';
 import { HttpSeries } from './http-series.js';
 import { HandleCounter, type CounterHandle } from './collector.js';
 
@@ -52,6 +53,7 @@ export class Metrics {
   private readonly oldestDue: Gauge;
 
   constructor(private readonly queueStats?: () => Promise<QueueStats>) {
+    startEventLoopMonitor();
     const registers = [this.registry];
     const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
       new Counter<L>({ name, help, labelNames, registers });
