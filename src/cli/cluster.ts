@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     };
     await launch(0).waitHealthy(60_000);
     await Promise.all(Array.from({ length: options.replicas - 1 }, (_, i) => launch(i + 1).waitHealthy(60_000)));
-    console.log(await summary({ postgres, databaseUrl, replicas, demoKey: output.demoKey() }));
+    console.log(await summary({ postgres, databaseUrl, replicas, demoKey: output.demoKey(), demoLoaded: output.demoLoaded() }));
   } catch (err) {
     // A signal during start-up makes the replicas exit before they are ready: not news.
     if (!stopping) console.error(`[cluster] ${(err as Error).message}`);

@@ -196,6 +196,15 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE hooks ADD COLUMN fair_cursor ${t.int8} NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_fair ON deliveries(status, fair_at, next_attempt_at);
   `,
+  () => `
+  -- Where the catalog came from (docs/datasets.md): 'demo' while it is the bundled demo as
+  -- imported, 'dataset' once any other dataset was imported. One row, id 1.
+  CREATE TABLE catalog_origin (
+    id INTEGER PRIMARY KEY,
+    origin TEXT NOT NULL CHECK (origin IN ('demo', 'dataset')),
+    imported_at TEXT NOT NULL
+  );
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {
