@@ -107,6 +107,8 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     if (!known) logger.error({ err, requestId: res.getHeader('x-request-id'), route: routeOf(req) }, 'unhandled error');
     else if (error.code === 'database_unavailable') logger.warn({ err: (err as Error).message, requestId: res.getHeader('x-request-id') }, 'database unavailable');
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    // The access line (request-log.ts) says why, in the words the client got.
+    res.locals.errorMessage = error.message;
     const body: { message: string; details?: ErrorDetail[] } = { message: error.message };
     if (error.details) body.details = error.details;
     res.status(error.status).json(body);
