@@ -34,6 +34,16 @@ export function replicaOutput() {
   };
 }
 
+/**
+ * The LOG_FORMAT each replica gets. Their stdout is a pipe to the cluster, so their own `auto`
+ * would always pick JSON (epoch-ms times); the cluster's own stdout decides instead: readable
+ * lines in a terminal, JSON when piped. An explicit `json` or `pretty` is kept.
+ */
+export function replicaLogFormat(given: string | undefined, clusterStdoutIsTty: boolean): string {
+  if (given === 'json' || given === 'pretty') return given;
+  return clusterStdoutIsTty ? 'pretty' : 'json';
+}
+
 /** Creates `database` on the server unless it exists (CREATE DATABASE has no IF NOT EXISTS). */
 export async function ensureDatabase(serverUrl: string, database: string): Promise<void> {
   await withPgClient(serverUrl, async (client) => {
