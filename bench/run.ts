@@ -8,7 +8,7 @@ import { webhooks } from './rows/webhooks.js';
 import { replicas } from './rows/replicas.js';
 
 /**
- * `npm run bench [-- <row> ...]`: runs the CONTRACT 9 rows (all, or those named) one after
+ * `npm run bench [-- <row> ...]`: runs the benchmark rows (all, or those named) one after
  * the other and prints one markdown table to stdout; progress goes to stderr.
  *
  * A new row is a module under bench/rows/ exporting a BenchRow, added to `rows` below.
@@ -56,7 +56,7 @@ function budgetMs(settings: BenchSettings, selected: BenchRow[]): number {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('--list')) {
-    process.stdout.write(`npm run bench [-- <row> ...]\n\n${rows.map((r) => `  ${r.name.padEnd(14)} CONTRACT 9 row ${r.contractRow}: ${r.description}`).join('\n')}\n`);
+    process.stdout.write(`npm run bench [-- <row> ...]\n\n${rows.map((r) => `  ${r.name.padEnd(14)} ${r.description}`).join('\n')}\n`);
     return 0;
   }
   const settings = readSettings(process.env);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The only reader of `process.env` (CONTRACT section 1). Every variable is parsed once at
+ * The only reader of `process.env` (docs/configuration.md). Every variable is parsed once at
  * start; an invalid value stops the process with one line naming the variable.
  */
 const boolFlag = z

@@ -93,7 +93,7 @@ function fromBodyParser(err: BodyParserError, req: Request): AppError | null {
   return null;
 }
 
-/** A database that is down or restarting: 503, and the client may retry (CONTRACT 10). */
+/** A database that is down or restarting: 503, and the client may retry (README.md, "Running several replicas"). */
 function fromDatabase(err: unknown): AppError | null {
   return isDatabaseUnavailable(err) ? new AppError('database_unavailable', 'Database unavailable', undefined, { 'Retry-After': '5' }) : null;
 }

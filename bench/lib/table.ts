@@ -1,7 +1,7 @@
 /** Markdown table printing: the one place the output format lives. */
 
 export interface TableRow {
-  /** The CONTRACT 9 row number this line belongs to (several lines may share one). */
+  /** The benchmark row number this line belongs to (several lines may share one). */
   row: number;
   benchmark: string;
   result: string;

@@ -6,7 +6,7 @@ import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from '.
 
 /**
  * Devices from the embedded catalog. A key sees the devices its user has `read` or `update`
- * access to (seed 5); everything else is absent. `is_online` is computed at read time.
+ * access to (docs/api.md); everything else is absent. `is_online` is computed at read time.
  */
 export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: number): DeviceSource {
   /** Heartbeats strictly after this instant are "less than the timeout old". */

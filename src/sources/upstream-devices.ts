@@ -6,7 +6,7 @@ import { deviceSchema, devicePageSchema } from '../upstream/schemas.js';
 import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from './types.js';
 
 /**
- * Devices from an upstream implementing seed 4.1. The key is forwarded as Bearer; a 401 is
+ * Devices from an upstream implementing docs/devices.md. The key is forwarded as Bearer; a 401 is
  * remembered by KeyVerdicts. With a cache, answers are kept per key hash and query.
  */
 export function upstreamDeviceSource(client: UpstreamClient, verdicts: KeyVerdicts, cache?: CachedLoader): DeviceSource {

@@ -3,7 +3,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * The webhook target URL guard (CONTRACT 6.4): https only, and every address a target
+ * The webhook target URL guard (docs/webhooks.md): https only, and every address a target
  * resolves to must be global unicast. Checked at subscribe and again at every delivery,
  * where the check sits in the socket's DNS lookup itself so a rebinding DNS answer cannot
  * slip past. Address classes come from ipaddr.js (a maintained registry of special ranges),

@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
- * POST /v1/hooks refuses targets that are not global unicast (CONTRACT 6.4), IPv6
+ * POST /v1/hooks refuses targets that are not global unicast (docs/webhooks.md), IPv6
  * translation and tunnelling prefixes included, with a 400 naming target_url; none of these
  * is stored. IP literals only: nothing here is resolved or contacted.
  */
