@@ -108,7 +108,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const upstreamVerify = upstreamKeyVerifier(verdicts);
   const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
   const watches = new WatchStore(db, box, clock);
-  const eventLog = new EventLog(db, clock);
+  const eventLog = new EventLog(db, clock, logger);
   const deliveryQueue = new DeliveryQueue(db, clock);
   const failedAttempts = new FailedAttempts(db, clock);
   const deliverer = new WebhookDeliverer({
