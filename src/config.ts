@@ -3,8 +3,9 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
- * The only reader of `process.env`. Every variable is parsed once at start; invalid values
- * stop the process with one line for each invalid variable, all of them at once.
+ * The only reader of `process.env` (docs/configuration.md). Every variable is parsed once at
+ * start; invalid values stop the process with one line for each invalid variable, all of them
+ * at once.
  */
 const boolFlag = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
- * Reads `.env` from the working directory into `process.env` when the file exists (CONTRACT 1),
+ * Reads `.env` from the working directory into `process.env` when the file exists (docs/configuration.md),
  * with Node's own parser (`process.loadEnvFile`, Node ≥ 20.12). A variable already set in the
  * environment wins over the file, even when set to an empty string. Throws one line when the
  * file exists but cannot be read.

@@ -93,7 +93,7 @@ function fromBodyParser(err: BodyParserError, req: Request): AppError | null {
   return null;
 }
 
-/** A database that is down or restarting: 503, and the client may retry (CONTRACT 10). */
+/** A database that is down or restarting: 503, and the client may retry (README.md, "Running several replicas"). */
 function fromDatabase(err: unknown): AppError | null {
   return isDatabaseUnavailable(err) ? new AppError('database_unavailable', 'Database unavailable', undefined, { 'Retry-After': '5' }) : null;
 }
@@ -107,6 +107,8 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     if (!known) logger.error({ err, requestId: res.getHeader('x-request-id'), route: routeOf(req) }, 'unhandled error');
     else if (error.code === 'database_unavailable') logger.warn({ err: (err as Error).message, requestId: res.getHeader('x-request-id') }, 'database unavailable');
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    // The access line (request-log.ts) says why, in the words the client got.
+    res.locals.errorMessage = error.message;
     const body: { message: string; details?: ErrorDetail[] } = { message: error.message };
     if (error.details) body.details = error.details;
     res.status(error.status).json(body);

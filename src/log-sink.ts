@@ -20,14 +20,14 @@ const defaultMaxBufferedBytes = 512 * 1024;
  * - while the stream holds more than `maxBufferedBytes` unwritten, new lines are dropped
  *   and counted (`dropped`); once the backlog is down to half, one warning line says how
  *   many were lost, then lines flow again;
- * - after a stream error (EPIPE: the reader is gone) every line is dropped and counted;
+ * - after a stream error (EPIPE: the reader is gone; the stream is then destroyed) every line
+ *   is dropped and counted;
  * - `drain(ms)` lets a clean shutdown wait, at most `ms`, for what is still buffered.
  */
 export class LogSink {
   /** Lines dropped since start (reader too slow, stopped or gone). */
   dropped = 0;
   private unreported = 0;
-  private broken = false;
   private readonly stream: Writable;
   private readonly maxBytes: number;
   private readonly format: (line: string) => string;
@@ -36,16 +36,13 @@ export class LogSink {
     this.stream = options.stream;
     this.maxBytes = options.maxBufferedBytes ?? defaultMaxBufferedBytes;
     this.format = options.format ?? ((line) => line);
-    // Without a listener an EPIPE on stdout would be an uncaught exception.
-    this.stream.on('error', () => {
-      this.broken = true;
-    });
+    guardErrors(this.stream);
   }
 
   write(line: string): void {
     const backlog = this.stream.writableLength;
     const limit = this.unreported > 0 ? this.maxBytes / 2 : this.maxBytes;
-    if (this.broken || this.stream.destroyed || backlog + line.length > limit) {
+    if (this.isBroken() || backlog + line.length > limit) {
       this.dropped += 1;
       this.unreported += 1;
       return;
@@ -58,12 +55,33 @@ export class LogSink {
     this.stream.write(this.format(line));
   }
 
+  private isBroken(): boolean {
+    return this.stream.destroyed || this.stream.errored !== null;
+  }
+
   /** Resolves once everything buffered is written, or after `timeoutMs`, whichever is first. */
   async drain(timeoutMs: number): Promise<void> {
     // Polled: `drain` events fire only after a write was refused, not whenever a backlog empties.
     const until = Date.now() + timeoutMs;
-    while (!this.broken && !this.stream.destroyed && this.stream.writableLength > 0 && Date.now() < until) {
+    while (!this.isBroken() && this.stream.writableLength > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 10).unref());
     }
   }
+}
+
+/**
+ * Marks a stream whose errors are already handled. A well-known symbol, not a module-level set:
+ * each copy of this module (jest loads one per test file) sees the same mark on process.stdout.
+ */
+const errorsGuarded = Symbol.for('signage-connector.log-sink.errors-guarded');
+
+/**
+ * Without an 'error' listener an EPIPE on stdout would be an uncaught exception. One listener
+ * per stream, however many sinks write to it: the sinks read the stream's own state
+ * (`destroyed`, `errored`), so the listener has nothing to record.
+ */
+function guardErrors(stream: Writable & { [errorsGuarded]?: true }): void {
+  if (stream[errorsGuarded]) return;
+  stream[errorsGuarded] = true;
+  stream.on('error', () => undefined);
 }

@@ -35,14 +35,20 @@ function readConfig(): Config {
   }
 }
 
+export interface MainOptions {
+  /** The caller keeps the online demo screens sending heartbeats (`npm run demo`). */
+  simulatedHeartbeats?: boolean;
+}
+
 /** read config → open database → import → build services → create app → listen. */
-export async function main(): Promise<Server> {
+export async function main(options: MainOptions = {}): Promise<Server> {
   const config = readConfig();
   const logSink = stdoutSink(config.LOG_FORMAT);
   const logger = createLogger(config.LOG_LEVEL, logSink);
   const db = await connect(config, logger);
+  let demoLoaded = false;
   try {
-    await bootstrapCatalog(db, config.DATASET, systemClock.now(), logger);
+    demoLoaded = (await bootstrapCatalog(db, config.DATASET, systemClock.now(), logger)).demo;
   } catch (err) {
     if (!(err instanceof DatasetError)) throw err;
     console.error(describeDatasetError(err));
@@ -56,7 +62,14 @@ export async function main(): Promise<Server> {
     logger.info({ port, host: config.HOST }, 'listening');
     services.start();
     const shown = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
-    void demoBanner(db, config.PUBLIC_URL ?? `http://${shown}:${port}`).then(
+    const banner = {
+      baseUrl: config.PUBLIC_URL ?? `http://${shown}:${port}`,
+      demoLoaded,
+      nowMs: systemClock.now(),
+      heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
+      heartbeatsSimulated: options.simulatedHeartbeats,
+    };
+    void demoBanner(db, banner).then(
       (banner) => banner && process.stdout.write(banner),
       () => undefined,
     );
@@ -117,8 +130,8 @@ async function connect(config: Config, logger: Logger): Promise<Db> {
 }
 
 /** Starts the service, or exits with one line saying why it cannot. */
-export function run(): Promise<Server | void> {
-  return main().catch((err: unknown) => {
+export function run(options: MainOptions = {}): Promise<Server | void> {
+  return main(options).catch((err: unknown) => {
     // Start-up errors (a broken manifest, an unreadable database) are one line, no stack.
     const known = err instanceof ManifestError || err instanceof StartupError;
     console.error(known ? err.message : `Failed to start: ${(err as Error).message}`);

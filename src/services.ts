@@ -111,7 +111,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const upstreamVerify = upstreamKeyVerifier(verdicts);
   const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
   const watches = new WatchStore(db, box, clock);
-  const eventLog = new EventLog(db, clock);
+  const eventLog = new EventLog(db, clock, logger);
   const deliveryQueue = new DeliveryQueue(db, clock);
   const failedAttempts = new FailedAttempts(db, clock);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);

@@ -1,5 +1,5 @@
 /**
- * One-line start-up failures that say which variable to change (CONTRACT 1: "one clear line
+ * One-line start-up failures that say which variable to change (docs/configuration.md: "one clear line
  * naming the variable"). `run()` prints the message of a StartupError as it is, with no stack.
  */
 export class StartupError extends Error {}

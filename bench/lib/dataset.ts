@@ -1,5 +1,5 @@
 /**
- * A generated dataset (CONTRACT 7 shape): one account, one user, one key with every scope,
+ * A generated dataset (docs/datasets.md shape): one account, one user, one key with every scope,
  * and one menu of exactly 200 groups nested four levels deep (5 top groups, each with 3
  * children, each with 3, each with 3: 5 × (1 + 3 + 9 + 27) = 200), so the group-path labels
  * (`Drinks 1 › Hot 1.2 › …`) are realistic. Deterministic: the same bytes every run.

@@ -4,7 +4,7 @@ import { chunks } from '../../src/db/chunks.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 
 /**
- * A generated device dataset (CONTRACT 7 shape) for the poller and webhook rows: one account,
+ * A generated device dataset (docs/datasets.md shape) for the poller and webhook rows: one account,
  * one user, one key (`device:read`, `hooks:write`) and `count` devices the user can read, all
  * online (heartbeat `now-30s`). Deterministic ids (`02:be:00:00:00:00` …, lower case) and
  * distinct `registered_at`, so paging order is stable.

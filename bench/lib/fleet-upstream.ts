@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { formatMicros } from '../../src/time/timestamps.js';
 
 /**
- * A device upstream (seed 4.1: `GET /devices`, `GET /devices/{id}`, `Authorization: Bearer`)
+ * A device upstream (docs/devices.md: `GET /devices`, `GET /devices/{id}`, `Authorization: Bearer`)
  * for many keys at once, each seeing its own devices, held in memory and served by a bare
  * node:http server on 127.0.0.1:0. It records every poll (a `GET /devices` for page 1 with
  * page_size=1000, as the connector's poller pages) per key with its time, and every status

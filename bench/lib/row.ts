@@ -20,13 +20,13 @@ export interface RowOutput {
 }
 
 /**
- * One CONTRACT 9 row: a module under bench/rows/ registered in bench/run.ts. `run` must be
+ * One benchmark row: a module under bench/rows/ registered in bench/run.ts. `run` must be
  * bounded in time, listen on loopback only, and leave no server or child process behind.
  */
 export interface BenchRow {
   /** The argument that selects it: `npm run bench -- <name>`. */
   name: string;
-  /** Its CONTRACT 9 number. */
+  /** Its number in the README's benchmark table. */
   contractRow: number;
   description: string;
   run(settings: BenchSettings): Promise<RowOutput>;

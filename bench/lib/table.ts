@@ -1,19 +1,13 @@
-/** Markdown table printing: the one place the output format lives. */
-
+/**
+ * One line of a row's output. The table itself is printed by report.ts, which names each line
+ * by its row and turns the ✅ / ❌ a row puts in `target` into the ✔ / ✘ verdict column.
+ */
 export interface TableRow {
-  /** The CONTRACT 9 row number this line belongs to (several lines may share one). */
+  /** The row's number in the README's benchmark table (not printed: the table names rows). */
   row: number;
   benchmark: string;
   result: string;
+  /** The target, with ✅ when this run met it and ❌ when it missed; neither: a context line. */
   target: string;
   command: string;
-}
-
-const escapeCell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, '<br>');
-
-export function markdownTable(rows: readonly TableRow[]): string {
-  const header = ['#', 'benchmark', 'result', 'target', 'reproduce'];
-  const lines = [header, header.map(() => '---')];
-  for (const r of rows) lines.push([String(r.row), r.benchmark, r.result, r.target, r.command].map(escapeCell));
-  return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }

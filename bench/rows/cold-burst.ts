@@ -6,7 +6,7 @@ import { fmtMs } from '../lib/stats.js';
 import type { BurstInfo, BurstOptions, UpstreamCalls } from '../servers/cold-burst.js';
 
 /**
- * CONTRACT 9 row 2: 200 concurrent requests for one uncached option list
+ * Benchmark `cold-burst`: 200 concurrent requests for one uncached option list
  * (`/v1/menus/options`) on a connector in upstream mode whose upstream answers after 100 ms.
  * Single-flight should turn them into one upstream call.
  */

@@ -9,7 +9,7 @@ import type { TableRow } from '../lib/table.js';
 import type { TargetInfo, TargetOptions, TargetRole } from '../servers/options-targets.js';
 
 /**
- * CONTRACT 9 row 1: the warm options endpoint (`/v1/menus/{id}/groups/options`, 200 groups)
+ * Benchmark `options-warm`: the warm options endpoint (`/v1/menus/{id}/groups/options`, 200 groups)
  * through the full production stack, beside a bare node:http server and a bare Express route
  * sending the very same body bytes. Each target is its own child process; the load generator
  * runs here. Targets are interleaved (full, Express, node, full, …) and medians reported.

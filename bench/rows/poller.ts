@@ -8,7 +8,7 @@ import type { TableRow } from '../lib/table.js';
 import type { PollAnswer, PollerInfo, PollerOptions, UpstreamCounts } from '../servers/poller.js';
 
 /**
- * CONTRACT 9 row 3: one key with 10,000 devices upstream. A fake upstream (the embedded app
+ * Benchmark `poller`: one key with 10,000 devices upstream. A fake upstream (the embedded app
  * over 10,000 generated devices, counting calls) and a connector in upstream mode, each in its
  * own child process. The key is enrolled as the polling trigger does it (confirm with the
  * upstream, then watch + baseline poll), then `services.poller.pollOnce()` runs 10 times with

@@ -13,7 +13,7 @@ import { fmtInt } from '../lib/stats.js';
 import type { TableRow } from '../lib/table.js';
 
 /**
- * CONTRACT 9 row 5: replicas sharing the poll work on PostgreSQL. 2,000 keys with 25 devices
+ * Benchmark `replicas`: replicas sharing the poll work on PostgreSQL. 2,000 keys with 25 devices
  * each on a fake upstream (bench/lib/fleet-upstream.ts, in this process, recording every poll
  * per key), POLL_INTERVAL_MS=10000, on a fresh database; one replica (a real process, `node
  * dist/src/main.js`, upstream mode) through which every key is enrolled once (`GET

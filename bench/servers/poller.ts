@@ -8,7 +8,7 @@ import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.
 
 /**
  * Child processes of row 3 (poller), one per role:
- * - `upstream`: a device upstream implementing seed 4.1 — the connector's own embedded app
+ * - `upstream`: a device upstream implementing docs/devices.md — the connector's own embedded app
  *   over an in-memory database holding `devices` devices of one key — on 127.0.0.1:0, behind
  *   a middleware that counts every call (GET /devices by page). Logs at `warn` (it is a
  *   stand-in, not the system under test). `setHeartbeats` moves devices' heartbeats.

@@ -8,7 +8,7 @@ import { forwardedFor } from '../http/forwarded-for.js';
 
 export type Scope = 'device:read' | 'menu:read' | 'hooks:write';
 
-/** Where a key may be presented (CONTRACT 2). */
+/** Where a key may be presented (docs/api.md). */
 export type KeyHeaders = 'bearer' | 'x-api-key' | 'either';
 
 export interface AuthOptions {
@@ -42,7 +42,7 @@ function presentedKey(req: Request, headers: KeyHeaders): string | undefined {
 
 /**
  * Why no key was found, when the request did send one somewhere this route does not read it
- * (CONTRACT 2): the other area's header, or an Authorization header that is not `Bearer <key>`.
+ * (docs/api.md): the other area's header, or an Authorization header that is not `Bearer <key>`.
  */
 function missingKeyHint(req: Request, headers: KeyHeaders): ErrorDetail[] | undefined {
   const apiKey = req.headers['x-api-key'];

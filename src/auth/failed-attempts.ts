@@ -12,7 +12,7 @@ export interface Attempt {
 }
 
 /**
- * The failed-attempt limit (CONTRACT 2, 10): 20 a minute per client, counted across every
+ * The failed-attempt limit (docs/api.md; counted across replicas): 20 a minute per client, counted across every
  * replica in the database, in fixed one-minute windows. An attempt counts when it starts
  * (`begin`), before the key is looked up or sent upstream, so concurrent guesses cannot slip
  * past the limit; a key that turns out good gives its count back.

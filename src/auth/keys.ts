@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** CONTRACT 2: 16–256 printable ASCII characters, no spaces. Checked before any look-up. */
+/** docs/api.md: 16–256 printable ASCII characters, no spaces. Checked before any look-up. */
 const keyPattern = /^[\x21-\x7E]{16,256}$/;
 
 export function isWellFormedKey(key: unknown): key is string {

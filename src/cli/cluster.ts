@@ -6,7 +6,7 @@ import { projectRoot } from '../paths.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../cluster/postgres.js';
 import { describeExit, Replica } from '../cluster/replicas.js';
 import { loadClusterSecrets } from '../cluster/secrets.js';
-import { ensureDatabase, replicaOutput, summary } from '../cluster/output.js';
+import { ensureDatabase, replicaLogFormat, replicaOutput, summary } from '../cluster/output.js';
 import { fail } from './context.js';
 
 const usage = `Usage: npm run cluster -- [--replicas N] [--port P] [--data DIR] [--pg-port P] [--fresh]
@@ -114,6 +114,7 @@ async function main(): Promise<void> {
       DATABASE_URL: databaseUrl,
       DATABASE_PATH: join(scratch, `r${i + 1}`, 'connector.db'),
       CONNECTOR_SECRET: process.env.CONNECTOR_SECRET || secrets.connectorSecret,
+      LOG_FORMAT: replicaLogFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true),
     });
     const output = replicaOutput();
     const launch = (i: number) => {
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
     };
     await launch(0).waitHealthy(60_000);
     await Promise.all(Array.from({ length: options.replicas - 1 }, (_, i) => launch(i + 1).waitHealthy(60_000)));
-    console.log(await summary({ postgres, databaseUrl, replicas, demoKey: output.demoKey() }));
+    console.log(await summary({ postgres, databaseUrl, replicas, demoKey: output.demoKey(), demoLoaded: output.demoLoaded() }));
   } catch (err) {
     // A signal during start-up makes the replicas exit before they are ready: not news.
     if (!stopping) console.error(`[cluster] ${(err as Error).message}`);

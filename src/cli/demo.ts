@@ -37,7 +37,7 @@ for (const [name, value] of Object.entries(defaults)) process.env[name] ??= valu
 
 const flappers = ['a4:83:e7:1f:2b:01', 'a4:83:e7:1f:2b:03', 'a4:83:e7:1f:2b:05'];
 
-const server = await run();
+const server = await run({ simulatedHeartbeats: true });
 if (server) {
   const config = loadConfig();
   const timeoutMs = config.HEARTBEAT_TIMEOUT_MS;

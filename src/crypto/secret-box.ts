@@ -34,7 +34,7 @@ export class SecretBox {
 }
 
 /**
- * CONTRACT 1 `CONNECTOR_SECRET`: the configured secret, or one generated once and kept in a
+ * docs/configuration.md `CONNECTOR_SECRET`: the configured secret, or one generated once and kept in a
  * 0600 file beside the database (with a warning). An in-memory database gets a throwaway one.
  */
 export function connectorSecret(configured: string | undefined, databasePath: string, logger: Logger): Buffer {

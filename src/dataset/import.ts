@@ -1,4 +1,6 @@
 import type { Db } from '../db/database.js';
+import type { CatalogOrigin } from '../db/tables.js';
+import { formatMicros } from '../time/timestamps.js';
 import { DatasetError, parseDataset } from './parse.js';
 import { validateDataset } from './validate.js';
 import { countsOf, emptyCounts, pruneMissing, writeDataset, type EntityCounts } from './write.js';
@@ -10,6 +12,8 @@ export interface ImportOptions {
   prune?: boolean;
   /** Milliseconds since the epoch that relative timestamps (`now-10m`) are resolved against. */
   nowMs: number;
+  /** `demo` only for the bundled demo dataset; any other import makes the catalog a `dataset` one. */
+  origin?: CatalogOrigin;
 }
 
 export interface ImportSummary {
@@ -29,6 +33,8 @@ export async function importDataset(db: Db, document: unknown, options: ImportOp
     if (issues.length > 0) throw new DatasetError(`Invalid dataset: ${issues.length} problem(s)`, issues);
     const pruned = options.prune ? await pruneMissing(trx, dataset) : emptyCounts();
     await writeDataset(trx, dataset, options.nowMs);
+    const origin = { origin: options.origin ?? 'dataset', imported_at: formatMicros(options.nowMs * 1000) } as const;
+    await trx.insertInto('catalog_origin').values({ id: 1, ...origin }).onConflict((oc) => oc.column('id').doUpdateSet(origin)).execute();
     return { upserted: countsOf(dataset), pruned };
   });
 }

@@ -203,6 +203,15 @@ export const migrations: Array<(t: Types) => string> = [
   UPDATE device_access SET registered_at = (SELECT d.registered_at FROM devices d WHERE d.id = device_access.device_id);
   CREATE INDEX device_access_order ON device_access(user_id, registered_at, device_id);
   `,
+  () => `
+  -- Where the catalog came from (docs/datasets.md): 'demo' while it is the bundled demo as
+  -- imported, 'dataset' once any other dataset was imported. One row, id 1.
+  CREATE TABLE catalog_origin (
+    id INTEGER PRIMARY KEY,
+    origin TEXT NOT NULL CHECK (origin IN ('demo', 'dataset')),
+    imported_at TEXT NOT NULL
+  );
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

@@ -97,7 +97,12 @@ export interface Tables {
   };
   failed_attempts: { client: string; window_start: number; failures: number };
   readiness_probe: { id: number; checked_at: string };
+  /** One row (id 1): whether the catalog is still the bundled demo as imported. */
+  catalog_origin: { id: number; origin: CatalogOrigin; imported_at: string };
 }
+
+/** `demo`: the catalog is the bundled demo dataset as imported; `dataset`: another import followed. */
+export type CatalogOrigin = 'demo' | 'dataset';
 
 export interface DeviceRow {
   id: string;

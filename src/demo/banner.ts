@@ -1,23 +1,39 @@
 import type { Db } from '../db/database.js';
 import { hashKey } from '../auth/keys.js';
 import { keyByHash } from '../auth/embedded-keys.js';
+import { formatMicros } from '../time/timestamps.js';
 
 /** The demo dataset's all-scopes key; public on purpose, like any sandbox key. */
 export const demoKey = 'sk_demo_harbor_ana_all_0123456789';
 
+export interface BannerContext {
+  baseUrl: string;
+  /** The catalog is the bundled demo, imported at this start (see bootstrapCatalog). */
+  demoLoaded: boolean;
+  nowMs: number;
+  heartbeatTimeoutMs: number;
+  /** Something keeps the online screens beating (`npm run demo`). */
+  heartbeatsSimulated?: boolean;
+}
+
 /**
- * The start-up text a newcomer sees when the demo catalog is loaded: the demo key and curl
- * commands that work against it. Empty when the demo key is not in the catalog.
+ * The start-up text a newcomer sees when the catalog has the demo key: the key, how many of its
+ * screens are online right now (and why that will change), and curl commands that work against
+ * it. Empty when the demo key is not in the catalog. It says "Demo catalog loaded" only when the
+ * demo was imported at this start; a catalog changed since is served as stored, and said so.
  */
-export async function demoBanner(db: Db, baseUrl: string): Promise<string> {
+export async function demoBanner(db: Db, context: BannerContext): Promise<string> {
+  const { baseUrl } = context;
   const owner = await keyByHash(db, hashKey(demoKey));
   if (!owner) return '';
   const menu = (
     await db.kysely.selectFrom('menus').select('id').where('account_id', '=', owner.account_id).orderBy('position').limit(1).executeTakeFirst()
   )?.id;
+  const screens = await screenCounts(db, owner.user_id, formatMicros((context.nowMs - context.heartbeatTimeoutMs) * 1000));
   const lines = [
     '',
-    `Demo catalog loaded. Demo key (all scopes, Ana at Harbor Street Diner): ${demoKey}`,
+    `${context.demoLoaded ? 'Demo catalog loaded. ' : ''}Demo key (all scopes, Ana at Harbor Street Diner): ${demoKey}`,
+    ...screenStory(context, screens),
     'Try:',
     `  curl -s -H 'Authorization: Bearer ${demoKey}' '${baseUrl}/devices?is_online=false&page_size=5'`,
     `  curl -s -H 'X-API-Key: ${demoKey}' ${baseUrl}/v1/menus`,
@@ -27,4 +43,33 @@ export async function demoBanner(db: Db, baseUrl: string): Promise<string> {
   if (typeof menu === 'string') lines.push(`  curl -s -H 'X-API-Key: ${demoKey}' '${baseUrl}/v1/groups?menus=${menu}'`);
   lines.push('More in README.md. Stop with Ctrl+C.', '');
   return lines.join('\n');
+}
+
+function screenStory(context: BannerContext, screens: { total: number; online: number }): string[] {
+  const counted = `${screens.online} of Ana's ${screens.total} screens are online`;
+  if (!context.demoLoaded) return [`The catalog has changed since the demo was loaded and is served as stored: ${counted}.`];
+  if (context.heartbeatsSimulated) return [`Heartbeat times count from this start: ${counted}, and they keep sending heartbeats.`];
+  const after = formatDuration(context.heartbeatTimeoutMs);
+  return [
+    `Heartbeat times count from this start: ${counted}. Nothing sends heartbeats under npm start,`,
+    `so each goes offline ${after} after its last one (npm run demo keeps them beating).`,
+  ];
+}
+
+function formatDuration(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** The screens a user may read, and how many of them had a heartbeat after `onlineAfter`. */
+async function screenCounts(db: Db, userId: string, onlineAfter: string): Promise<{ total: number; online: number }> {
+  const row = await db.kysely
+    .selectFrom('devices as d')
+    .innerJoin('device_access as a', (join) => join.onRef('a.device_id', '=', 'd.id').on('a.user_id', '=', userId))
+    .select((eb) => [
+      eb.fn.countAll<number>().as('total'),
+      eb.fn.sum<number>(eb.case().when('d.last_heartbeat_at', '>', onlineAfter).then(1).else(0).end()).as('online'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), online: Number(row.online ?? 0) };
 }

@@ -1,4 +1,4 @@
-/** The parts of an event (CONTRACT 6.3) and of a delivery attempt (6.4) that the narration shows. */
+/** The parts of an event (docs/triggers.md) and of a delivery attempt (docs/webhooks.md) that the narration shows. */
 export interface NarratedEvent {
   id: string;
   type: string;

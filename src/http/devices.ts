@@ -5,7 +5,7 @@ import type { Device } from '../sources/types.js';
 import { parseParams, parseQuery } from './query.js';
 import { deviceListQuery, deviceParams } from './schemas.js';
 
-/** Seed 4.1 / CONTRACT 4: the device area, `Authorization: Bearer`, scope `device:read`. */
+/** docs/devices.md: the device area, `Authorization: Bearer`, scope `device:read`. */
 export function deviceRoutes(services: Services): Router {
   const router = Router();
   const auth = authenticate({
@@ -31,7 +31,7 @@ export function deviceRoutes(services: Services): Router {
   return router;
 }
 
-/** List output prints ids upper case (seed 2.1). */
+/** List output prints ids upper case (docs/devices.md). */
 function listForm(device: Device): Device {
   return { ...device, id: device.id.toUpperCase() };
 }

@@ -21,7 +21,7 @@ const requireJson: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** CONTRACT 6.4: REST-hook subscriptions and their delivery log. */
+/** docs/webhooks.md: REST-hook subscriptions and their delivery log. */
 export function hookRoutes(services: Services): Router {
   const router = Router();
   const withScope = (scope: 'hooks:write') =>

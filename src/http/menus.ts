@@ -4,7 +4,7 @@ import { authenticate, principalOf } from '../auth/authenticate.js';
 import { parseQuery } from './query.js';
 import { groupsQuery } from './schemas.js';
 
-/** Seed 4.2 / CONTRACT 5: the menu area, `X-API-Key`, scope `menu:read`. */
+/** docs/menus.md: the menu area, `X-API-Key`, scope `menu:read`. */
 export function menuRoutes(services: Services): Router {
   const router = Router();
   const auth = authenticate({

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 /**
- * CONTRACT 6.5 and 11: `GET /metrics`, the Prometheus text exposition. With `METRICS_TOKEN`
+ * docs/service.md: `GET /metrics`, the Prometheus text exposition. With `METRICS_TOKEN`
  * set it takes `Authorization: Bearer <token>` and nothing else; unset, it is open (meant for
  * an internal network).
  */

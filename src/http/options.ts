@@ -9,7 +9,7 @@ import { parseParams, parseQuery } from './query.js';
 import { optionParams, optionQuery } from './schemas.js';
 
 /**
- * CONTRACT 6.1: one GET endpoint per option source declared in the manifest. Responses are
+ * docs/options.md: one GET endpoint per option source declared in the manifest. Responses are
  * rendered once per data version and query, with a strong ETag; `If-None-Match` gets 304.
  */
 export function optionRoutes<R extends IRouter>(services: Services, router: R): R {

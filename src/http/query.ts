@@ -4,7 +4,7 @@ import { validationError, type ErrorDetail } from '../errors.js';
 
 /**
  * Building blocks for query and path parameter schemas, and the one place their problems
- * become a 400 (CONTRACT 3). The same zod schemas are read by the OpenAPI generator, so the
+ * become a 400 (docs/api.md). The same zod schemas are read by the OpenAPI generator, so the
  * output side of each (after parsing) is what the document shows: `page` is an integer with
  * its range and default, `ids` an array of strings, `is_online` a boolean.
  *

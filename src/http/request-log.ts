@@ -26,7 +26,7 @@ const acceptedId = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` is honoured, anything else
  * replaced) and, when the response finishes, writes one log line (method, route, status,
- * duration, request id) and counts it in the HTTP metrics by the same route pattern: one
+ * duration, request id; for an error answer its message as `reason`) and counts it in the HTTP metrics by the same route pattern: one
  * finish listener for both, on the hot path. Deliberately lean: no headers, no query string
  * (it may hold ids a user considers private), no key.
  */
@@ -44,8 +44,16 @@ export function requestLog(logger: Logger, metrics?: Metrics): RequestHandler {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const route = routeOf(req);
       metrics?.httpRequest(route, req.method, res.statusCode, ms / 1000);
-      access.info({ method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id }, 'request');
+      const line = { method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id };
+      const reason = res.statusCode >= 400 ? errorReason(res.locals.errorMessage) : undefined;
+      access.info(reason === undefined ? line : { ...line, reason }, 'request');
     });
     next();
   };
+}
+
+/** The message an error answer gave (set by the error middleware), bounded for the log line. */
+function errorReason(message: unknown): string | undefined {
+  if (typeof message !== 'string') return undefined;
+  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
 }

@@ -8,13 +8,13 @@ import { boolParam, enumParam, intParam, listParam, scalarParam } from './query.
 /**
  * The request side of every route: query, path parameters and bodies, as zod schemas. The
  * routes validate with these and the OpenAPI document (src/openapi) is generated from them,
- * so the two cannot drift. Messages are part of the contract (CONTRACT 3): a bad parameter
+ * so the two cannot drift. Messages are part of the contract (docs/api.md): a bad parameter
  * is named at the start of its message.
  */
 
 const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
-// ---- Device area (CONTRACT 4) ----
+// ---- Device area (docs/devices.md) ----
 
 export const deviceListQuery = z.object({
   is_online: boolParam('is_online').optional().describe('`true`: only online devices; `false`: only offline devices.'),
@@ -29,7 +29,7 @@ export const deviceParams = z.object({
   id: z.string().describe('The device id (normally its MAC address), case-insensitive.'),
 });
 
-// ---- Menu area (CONTRACT 5) ----
+// ---- Menu area (docs/menus.md) ----
 
 const groupFilter = (name: string, what: string) =>
   listParam(name)
@@ -42,7 +42,7 @@ export const groupsQuery = z.object({
   tags: groupFilter('tags', 'Tags (matched at any depth); `key:*` matches every tag starting with `key:`'),
 });
 
-// ---- Options (CONTRACT 6.1) ----
+// ---- Options (docs/options.md) ----
 
 /** The formats an option source offers: `tree` only where the manifest declares one. */
 export function formatsOf(source: OptionSource): [OptionFormat, ...OptionFormat[]] {
@@ -97,7 +97,7 @@ export function optionParams(source: OptionSource) {
   return z.object(shape);
 }
 
-// ---- Triggers and events (CONTRACT 6.3) ----
+// ---- Triggers and events (docs/triggers.md) ----
 
 export const triggerQuery = z.object({
   type: listParam(
@@ -118,7 +118,7 @@ export const eventsQuery = z.object({
   limit: intParam('limit', 1, 500).default(100).describe('At most this many events, oldest first.'),
 });
 
-// ---- Webhooks (CONTRACT 6.4) ----
+// ---- Webhooks (docs/webhooks.md) ----
 
 export const hookParams = z.object({
   id: z.string().describe('The hook id (`hook_…`).'),

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { manifestSchemaPath, servedManifest, servedManifestSchema } from '../manifest/served.js';
 import { publicBaseUrl } from './base-url.js';
 
-/** CONTRACT 6.2 and 6.5: liveness, readiness and the auth test. */
+/** docs/service.md: liveness, readiness and the auth test. */
 export function serviceRoutes(services: Services): Router {
   const router = Router();
 

@@ -5,7 +5,7 @@ import { enrolKey, sampleEvents } from '../triggers/device-triggers.js';
 import { parseQuery } from './query.js';
 import { eventsQuery, triggerQuery } from './schemas.js';
 
-/** CONTRACT 6.3: the polling trigger, its samples, and the replayable event log. */
+/** docs/triggers.md: the polling trigger, its samples, and the replayable event log. */
 export function triggerRoutes(services: Services): Router {
   const router = Router();
   const authenticated = authenticate({ headers: 'either', scope: 'device:read', verify: services.keys.device, attempts: services.failedAttempts });

@@ -1,7 +1,7 @@
 import type { Group, GroupFilter, MenuTree } from '../sources/types.js';
 
 /**
- * CONTRACT 5, `GET /v1/groups`, as a pure function over the menus a key may access.
+ * docs/menus.md, `GET /v1/groups`, as a pure function over the menus a key may access.
  * - no `groups`/`tags` filter: the top-level groups of the (optionally `menus`-narrowed) menus;
  * - otherwise every matching group at any depth, depth first in source order, returned with
  *   its whole subtree; a match inside an already returned subtree is not repeated.

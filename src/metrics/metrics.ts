@@ -1,9 +1,10 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { processRegistry } from './process-metrics.js';
+import { startEventLoopMonitor } from './event-loop-lag.js';
 import { HttpSeries } from './http-series.js';
 import { HandleCounter, type CounterHandle } from './collector.js';
 
-/** How one upstream attempt ended (CONTRACT 11): an HTTP status class, or why there was none. */
+/** How one upstream attempt ended (docs/service.md): an HTTP status class, or why there was none. */
 export type UpstreamOutcome = 'ok' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'timeout' | 'network' | 'too_large' | 'invalid_body';
 /** What a cached read served: a fresh copy, a load, or a stale copy (while refreshing, or on error). */
 export type CacheResult = 'hit' | 'miss' | 'stale';
@@ -52,6 +53,7 @@ export class Metrics {
   private readonly oldestDue: Gauge;
 
   constructor(private readonly queueStats?: () => Promise<QueueStats>) {
+    startEventLoopMonitor();
     const registers = [this.registry];
     const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
       new Counter<L>({ name, help, labelNames, registers });

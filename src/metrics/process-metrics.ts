@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { eventLoopLagMetricNames, registerEventLoopLag } from './event-loop-lag.js';
 
 let shared: Registry | undefined;
 
@@ -8,7 +9,8 @@ let shared: Registry | undefined;
  * call starts its own event-loop monitor and GC observer, which a test run building dozens
  * of apps would otherwise pile up. Created at the first scrape: a process nobody scrapes pays
  * nothing for the GC observer (GC histograms count from then on; CPU and memory are totals,
- * see `cpuTotals`).
+ * see `cpuTotals`). The event-loop delay figures are measured from start instead (see
+ * event-loop-lag.ts): prom-client's read an empty histogram at the first scrape.
  */
 export function processRegistry(): Registry {
   if (!shared) {
@@ -19,6 +21,8 @@ export function processRegistry(): Registry {
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
       shared.removeSingleMetric(name);
     }
+    for (const name of eventLoopLagMetricNames) shared.removeSingleMetric(name);
+    registerEventLoopLag(shared);
     cpuTotals(shared);
   }
   return shared;

@@ -7,7 +7,7 @@ import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from '.
 
 /**
  * Devices from the embedded catalog. A key sees the devices its user has `read` or `update`
- * access to; everything else is absent. `is_online` is computed at read time.
+ * access to (docs/api.md); everything else is absent. `is_online` is computed at read time.
  */
 /** Where a keyset page starts: after this device in list order. */
 interface OrderKey {

@@ -6,7 +6,7 @@ import { groupsEnvelopeSchema, menusSchema } from '../upstream/schemas.js';
 import type { Group, GroupFilter, Menu, MenuSource, Principal } from './types.js';
 
 /**
- * Menus and groups from an upstream implementing seed 4.2, the key forwarded as X-API-Key.
+ * Menus and groups from an upstream implementing docs/menus.md, the key forwarded as X-API-Key.
  * Filters are sent comma-joined (`menus`, `groups`, `tags`). A menu record without a group
  * count gets one from `/v1/groups?menus=<id>` (the seed does not show menu records).
  */

@@ -1,5 +1,5 @@
 /**
- * Timestamps with microsecond precision (CONTRACT section 4): kept as integer microseconds
+ * Timestamps with microsecond precision (docs/devices.md): kept as integer microseconds
  * since the epoch, printed as `YYYY-MM-DDTHH:MM:SS.ffffffZ`. The fixed-width form sorts
  * lexicographically in time order, which the database relies on.
  */

@@ -12,13 +12,13 @@ import type { WatchStore } from './watches.js';
 export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, principal: Principal, viaTrigger: boolean): Promise<void> {
   // A watch paused because its key was refused is re-checked with the source right away (enrol
   // resumes it first, so hooks get what the re-check finds): a key the upstream still rejects
-  // is paused again and gets that 401 relayed, not the local event log (CONTRACT 2 "the upstream
-  // decides", 6.4 paused hooks).
+  // is paused again and gets that 401 relayed, not the local event log (docs/api.md "the upstream
+  // decides", paused hooks in docs/webhooks.md).
   const wasPaused = ((await watches.get(principal.keyHash))?.paused_reason ?? null) !== null;
   const { watch, created } = await watches.enrol(principal, viaTrigger);
   if (watch.baseline_at !== null && !wasPaused) return;
   try {
-    // The baseline / re-check is made for this request, so it carries its X-Request-Id (CONTRACT 2).
+    // The baseline / re-check is made for this request, so it carries its X-Request-Id (docs/api.md).
     await poller.pollKey(watch, principal.requestId);
   } catch (err) {
     if (created && err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {

@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
@@ -40,9 +41,11 @@ export class LeaseLostError extends Error {
  * so reads splice stored text into the response instead of re-serialising.
  */
 export class EventLog {
+  /** With a logger, every status change recorded is logged at info: type, device id, event id. */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly logger?: Logger,
   ) {}
 
   /** Read in keyset chunks along the primary key, yielding in between (a key may have 100,000 devices). */
@@ -92,7 +95,7 @@ export class EventLog {
       return !before || before.status !== snap.status;
     });
     const vanished = [...previous.keys()].filter((id) => !next.has(id));
-    return this.db.transaction(async (trx) => {
+    const fresh = await this.db.transaction(async (trx) => {
       const schedule = await trx
         .updateTable('watches')
         .set({ next_poll_at: lease.nextPollAt, leased_until: 0, lease_owner: null, ...(baseline ? { baseline_at: now } : {}) })
@@ -103,6 +106,9 @@ export class EventLog {
       await writeSnapshot(trx, keyHash, changed, vanished);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
     });
+    // After the commit: a logged change is a recorded one. Never the key, not even its hash.
+    for (const event of fresh) this.logger?.info({ type: event.type, deviceId: event.device.id, eventId: event.id }, 'device status changed');
+    return fresh;
   }
 
   /** Newest first (the polling trigger). */

@@ -16,7 +16,7 @@ const dayMs = 86_400_000;
 const columns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
 
 /**
- * Keys whose devices the poller watches (CONTRACT 6.3): a key is watched while it has an
+ * Keys whose devices the poller watches (docs/triggers.md): a key is watched while it has an
  * active hook or called the polling trigger in the last 24 hours. Embedded mode remembers
  * the key's user; upstream mode must re-send the key, so it is kept sealed (AES-256-GCM).
  *

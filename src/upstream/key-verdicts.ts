@@ -5,7 +5,7 @@ import type { KeyVerifier } from '../auth/embedded-keys.js';
 import type { Clock } from '../time/timestamps.js';
 
 /**
- * Keys an upstream rejected with 401, remembered by hash for `ttlMs` (CONTRACT 2), so a bad
+ * Keys an upstream rejected with 401, remembered by hash for `ttlMs` (docs/api.md), so a bad
  * key is answered locally instead of being re-sent upstream; and keys it accepted, for as
  * long, so using them again is not counted as a guess.
  */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * What makes two subscriptions the same hook (CONTRACT 6.4): the key, the URL, and the
+ * What makes two subscriptions the same hook (docs/webhooks.md): the key, the URL, and the
  * normalised (sorted, de-duplicated JSON) event types and device ids. Stored hashed, under a
  * unique index, so two identical subscriptions racing on two replicas make one hook.
  */

@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import type { AllowedTargets } from '../config.js';
 
 /**
- * The webhook target URL guard: https only, and every address a target resolves to must be
+ * The webhook target URL guard (docs/webhooks.md): https only, and every address a target resolves to must be
  * global unicast, unless the target is allowed by `WEBHOOK_ALLOWED_TARGETS` (an exact origin,
  * or addresses in a listed range, http or https) or `WEBHOOK_ALLOW_PRIVATE_TARGETS` allows
  * everything. Checked at subscribe and again at every delivery, where the check sits in the

@@ -1,5 +1,5 @@
 /**
- * Keys, scopes and access over HTTP (CONTRACT 2 and 6.2): which header each area takes, the
+ * Keys, scopes and access over HTTP (docs/api.md): which header each area takes, the
  * 401/403/429 answers, the failed-attempt limit on the injected clock, and that keys never
  * reach the log. Every test gets a fresh app, so failed attempts never leak between tests.
  */

@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { openTestDatabase, postgresUrl, testEngine } from '../helpers/engine.js';
 
 /**
- * CONTRACT 10: a PostgreSQL connection that dies while its client is checked out (between two
+ * Several replicas: a PostgreSQL connection that dies while its client is checked out (between two
  * statements of a transaction) fails that transaction as "database unavailable" and leaves the
  * process running; pg-pool alone would let the client's 'error' event end the process.
  */

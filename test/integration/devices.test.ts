@@ -1,5 +1,5 @@
 /**
- * The device area over HTTP (CONTRACT 3 and 4, seed 2.1 and 4.1): paging, filters, order,
+ * The device area over HTTP (docs/api.md, docs/devices.md): paging, filters, order,
  * id case, field shape, timestamps, the online/offline boundary and per-user access.
  * Time is the injected ManualClock only; nothing sleeps.
  */
@@ -10,7 +10,7 @@ import { catalog, keys } from '../fixtures/catalog.js';
 
 const auth = (key: string): [string, string] => ['Authorization', `Bearer ${key}`];
 
-/** Every field of seed 2.1, and nothing else. */
+/** Every field of a device (docs/devices.md), and nothing else. */
 const deviceFields = [
   'id',
   'name',
@@ -274,7 +274,7 @@ describe('happy path', () => {
     expect({ ...listed, id: 'x' }).toEqual({ ...single, id: 'x' });
   });
 
-  test('every field of seed 2.1 is present on every device, in list and single output', async () => {
+  test('every device field is present on every device, in list and single output', async () => {
     for (const key of [keys.ana, keys.ben, keys.zoe]) {
       const body = await list(t, '', key);
       expect(body.data.length).toBeGreaterThan(0);
@@ -286,7 +286,7 @@ describe('happy path', () => {
     }
   });
 
-  test('field types follow seed 2.1', async () => {
+  test('field types are those of docs/devices.md', async () => {
     const body = await list(t, '');
     for (const d of body.data) {
       expect(typeof d.name).toBe('string');

@@ -13,7 +13,7 @@ import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
  * The real process (`node dist/src/main.js`) against a database file in a temp dir
- * (CONTRACT 1, 6.4 "a restart or crash loses no pending or retrying delivery, and a
+ * (docs/webhooks.md: "a restart or crash loses no pending or retrying delivery, and a
  * delivered event is not sent again"), and graceful shutdown on SIGTERM. Real time: fast
  * poll/heartbeat/retry settings, every wait bounded by a deadline.
  */

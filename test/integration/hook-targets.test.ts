@@ -8,7 +8,7 @@ import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
- * POST /v1/hooks refuses targets that are not global unicast, IPv6 translation and
+ * POST /v1/hooks refuses targets that are not global unicast (docs/webhooks.md), IPv6 translation and
  * tunnelling prefixes included, with a 400 naming target_url; none of these is stored.
  * WEBHOOK_ALLOWED_TARGETS lets exact origins and address ranges through, over http too, at
  * subscribe and at delivery. Only IP literals, localhost and receivers on 127.0.0.1 are used:

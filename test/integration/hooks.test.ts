@@ -15,7 +15,7 @@ import { hashKey } from '../../src/auth/keys.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { verify, type SignedHeaders } from '../../src/webhooks/signing.js';
 
-// Embedded mode, CONTRACT 6.4. Ana's key has every scope; her only online device is 01
+// Embedded mode, docs/webhooks.md. Ana's key has every scope; her only online device is 01
 // (heartbeat 30 s before the start clock). The default heartbeat timeout is 5 minutes.
 // Clocks start 5 minutes before the real time so that, once a device has timed out, the
 // webhook-timestamp is current for the standardwebhooks package's own clock check.
@@ -637,7 +637,7 @@ describe('delivery', () => {
   });
 
   test('no more than 4 deliveries in flight to one target at once', async () => {
-    // WEBHOOK_TARGET_CONCURRENCY (CONTRACT: default 8 per replica) set to 4: 10 hooks make 3 waves.
+    // WEBHOOK_TARGET_CONCURRENCY (default 8 per replica) set to 4: 10 hooks make 3 waves.
     const t = await app({ WEBHOOK_TARGET_CONCURRENCY: '4' });
     let inFlight = 0;
     let maxInFlight = 0;

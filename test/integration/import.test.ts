@@ -242,7 +242,7 @@ async function refuseMenuUpdates(db: Db): Promise<() => Promise<void>> {
   };
 }
 
-describe('the example dataset (CONTRACT 7)', () => {
+describe('the example dataset (docs/datasets.md)', () => {
   test('imports, and reports what it upserted', async () => {
     const db = await freshDb();
     const summary = await importDataset(db, example(), { nowMs });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ensureBuild, PipedServer } from '../helpers/server-process.js';
 
 /**
- * No log line carries a raw request path or upstream URL (CONTRACT 11): a user who pastes
+ * No log line carries a raw request path or upstream URL (docs/service.md): a user who pastes
  * their key where a device id goes (`GET /devices/<key>`) must not find it in the log, on
  * any fault path of the upstream. The real process at LOG_LEVEL=trace; all of its stdout
  * and stderr is searched.

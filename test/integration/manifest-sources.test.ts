@@ -17,7 +17,7 @@ import { connectorManifestPath, loadManifest, ManifestError, parseManifest } fro
 import type { Manifest } from '../../src/manifest/schema.js';
 
 /**
- * CONTRACT 6.1, last point: option sources are declared in manifests/ and validated at start;
+ * docs/options.md, last point: option sources are declared in manifests/ and validated at start;
  * a new option source is a manifest entry, not code. These tests add sources that exist only
  * in a manifest document, and break the manifest in every way the validator must catch.
  */

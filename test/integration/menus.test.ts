@@ -6,7 +6,7 @@ import { catalog, groupIds, keys, menuIds } from '../fixtures/catalog.js';
 import { importDataset } from '../../src/dataset/import.js';
 
 /**
- * The menu area (seed 2.2–2.4 and 4.2, CONTRACT 2, 3 and 5) over HTTP, against the embedded
+ * The menu area (docs/menus.md, docs/api.md) over HTTP, against the embedded
  * source loaded with the fixture catalog.
  */
 
@@ -59,7 +59,7 @@ function expectConsistentTotals(body: unknown): number {
   return report.checked;
 }
 
-/** Seed 2.3, key order included, recursively. */
+/** docs/menus.md, key order included, recursively. */
 function expectItemShape(item: Json, path: string): void {
   expect({ path, keys: Object.keys(item) }).toEqual({ path, keys: ITEM_KEYS });
   expect({ path, keys: Object.keys(item.metadata) }).toEqual({ path, keys: ['items'] });
@@ -75,7 +75,7 @@ function expectItemShape(item: Json, path: string): void {
   item.items.forEach((child: Json, i: number) => expectItemShape(child, `${path}.items[${i}]`));
 }
 
-/** Seed 2.2, key order included, recursively. */
+/** docs/menus.md, key order included, recursively. */
 function expectGroupShape(group: Json, path: string): void {
   expect({ path, keys: Object.keys(group) }).toEqual({ path, keys: GROUP_KEYS });
   expect({ path, keys: Object.keys(group.metadata) }).toEqual({ path, keys: ['groups', 'items'] });
@@ -91,7 +91,7 @@ function expectGroupShape(group: Json, path: string): void {
   group.items.forEach((item: Json, i: number) => expectItemShape(item, `${path}.items[${i}]`));
 }
 
-/** Seed 2.4 envelope, every group and item below it, and every total. */
+/** docs/menus.md envelope, every group and item below it, and every total. */
 function expectGroupsEnvelope(body: Json): void {
   expect(Object.keys(body)).toEqual(['metadata', 'groups']);
   expect(body.metadata).toEqual({ groups: { total: body.groups.length } });
@@ -104,7 +104,7 @@ function allGroupIds(groups: Json[]): string[] {
   return groups.flatMap((g) => [g.id, ...allGroupIds(g.groups)]);
 }
 
-// The fixture's trees in the exact output shape (seed 2.2/2.3, key order as the seed lists them).
+// The fixture's trees in the exact output shape (docs/menus.md, key order as documented).
 const item = (id: string, name: string, extra: Record<string, unknown> = {}) => {
   const base = { id, name, description: null, price: 4.25, calories: 190, tags: [], inStock: true, items: [] as Json[], ...extra };
   return {
@@ -295,7 +295,7 @@ describe('GET /v1/groups: no filter and menus', () => {
 });
 
 describe('GET /v1/groups: groups filter', () => {
-  test('a top-level group, with its whole subtree, exactly as seed 2.2–2.4', async () => {
+  test('a top-level group, with its whole subtree, exactly as docs/menus.md', async () => {
     const res = await get(`/v1/groups?groups=${groupIds.drinks}`).expect(200).expect('Content-Type', /application\/json/);
     expect(res.body).toEqual(envelope([drinksTree]));
     expect(res.text).toBe(JSON.stringify(envelope([drinksTree])));
@@ -714,7 +714,7 @@ describe('menu area: re-imports of part of the catalog', () => {
       expect(await names(app, '/v1/menus', 'menus')).toEqual(['All day', 'Breakfast']);
       const breakfast = catalog().menus.find((m) => m.id === menuIds.breakfast)!;
       await importDataset(app.db, { menus: [{ ...breakfast, name: 'Breakfast (new)' }] }, { nowMs: app.clock.now() });
-      // Upsert by id (CONTRACT 7) of one menu must not reorder the others (CONTRACT 5: source order).
+      // Upsert by id (docs/datasets.md) of one menu must not reorder the others (docs/menus.md: source order).
       expect(await names(app, '/v1/menus', 'menus')).toEqual(['All day', 'Breakfast (new)']);
       expect(await names(app, '/v1/groups', 'groups')).toEqual(['Drinks', 'Burgers', 'Eggs', 'Pastries']);
     } finally {

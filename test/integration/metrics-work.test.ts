@@ -7,7 +7,7 @@ import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys, menuIds } from '../fixtures/catalog.js';
 
 /**
- * CONTRACT 11, background work: poll rounds and webhook deliveries to a real local receiver
+ * docs/service.md, background work: poll rounds and webhook deliveries to a real local receiver
  * move their counters, and the queue gauges read the database at scrape time. Also the
  * `METRICS_TOKEN` guard and the exposition's validity (`promtool check metrics`).
  */

@@ -6,7 +6,7 @@ import { sample, scrape } from '../helpers/metrics.js';
 import { catalog, keys, menuIds } from '../fixtures/catalog.js';
 
 /**
- * CONTRACT 11: `/metrics` scraped over HTTP after real traffic — requests, upstream calls to a
+ * docs/service.md: `/metrics` scraped over HTTP after real traffic — requests, upstream calls to a
  * fake upstream on 127.0.0.1:0, poll rounds, webhook deliveries to a real local receiver.
  */
 

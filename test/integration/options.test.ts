@@ -6,7 +6,7 @@ import { catalog, groupIds, keys, menuIds } from '../fixtures/catalog.js';
 import { importDataset } from '../../src/dataset/import.js';
 
 /**
- * CONTRACT 6.1 (option endpoints) over HTTP in embedded mode, with CONTRACT 2 (keys and
+ * docs/options.md (option endpoints) over HTTP in embedded mode, with docs/api.md (keys and
  * scopes) and 3 (errors) as they apply to them. Option sources come from
  * manifests/connector.json, so this also exercises the shipped manifest.
  */

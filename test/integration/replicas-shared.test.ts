@@ -10,7 +10,7 @@ import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
- * CONTRACT 10, in one process: two connectors ("replicas") built on one database — the same
+ * Several replicas, in one process: two connectors ("replicas") built on one database — the same
  * SQLite file, or the same PostgreSQL schema — share the failed-attempt limit, hook
  * identities and poll leases. The multi-process version (real replicas, kill -9) is
  * test/replicas/.

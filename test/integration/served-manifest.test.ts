@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { catalog } from '../fixtures/catalog.js';
 
-// CONTRACT 6.5: GET /v1/manifest serves the connector manifest with its base URL filled in.
+// docs/service.md: GET /v1/manifest serves the connector manifest with its base URL filled in.
 // A platform or integrator that follows its `$schema` must find the schema on this service,
 // and the manifest must validate against it with a strict validator.
 

@@ -9,7 +9,7 @@ import { Child, importJs, mainJs } from '../helpers/child.js';
 import { ensureBuild } from '../helpers/processes.js';
 
 /**
- * `node dist/src/main.js` as a real process (CONTRACT 1): a `.env` in the working directory is
+ * `node dist/src/main.js` as a real process (docs/configuration.md): a `.env` in the working directory is
  * read, the environment wins over it; start-up failures are one line that names what to change.
  */
 

@@ -5,7 +5,7 @@ import { catalog, keys } from '../fixtures/catalog.js';
 import { eventId } from '../../src/triggers/transitions.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 
-// Embedded mode, CONTRACT 6.3. The fixture clock starts at 2026-06-01T12:00:00Z; the heartbeat
+// Embedded mode, docs/triggers.md. The fixture clock starts at 2026-06-01T12:00:00Z; the heartbeat
 // timeout is the default 5 minutes. Ana sees 01 (online, heartbeat 30 s ago), 02 (offline 3 days),
 // 03 (never seen) and 05 (heartbeat 10 min ago: offline). Ben sees 01, 04 (online) and 05.
 // Zoe (another account) sees only b0:00:00:00:00:01 (online).

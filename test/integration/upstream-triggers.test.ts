@@ -13,7 +13,7 @@ import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
- * Device-status triggers and webhooks in upstream mode (CONTRACT 2, 6.3, 6.4): the connector
+ * Device-status triggers and webhooks in upstream mode (docs/upstream.md, docs/triggers.md, docs/webhooks.md): the connector
  * polls a real upstream on 127.0.0.1:0 (FakeUpstream) with the key it keeps sealed.
  * Two clocks: the upstream decides `is_online` with its own ManualClock (advancing it past
  * 5 minutes takes a device offline; a fresh `last_heartbeat_at` in its database brings it

@@ -7,7 +7,7 @@ import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { catalog, groupIds, keys, menuIds } from '../fixtures/catalog.js';
 
 /**
- * Upstream mode (CONTRACT 0, 1, 2, 3, 6.1, 6.2, 6.5) over HTTP: the connector in front of a
+ * Upstream mode (docs/upstream.md) over HTTP: the connector in front of a
  * real upstream on 127.0.0.1:0 (FakeUpstream = the embedded service on its own database,
  * recording every call and injecting faults). The connector's ManualClock drives cache ages
  * and key verdicts; real time passes only for timeouts, backoff and Retry-After.
@@ -63,7 +63,7 @@ async function eventually(check: () => boolean | Promise<boolean>, ms = 2000): P
   }
 }
 
-/** A complete, valid seed 2.1 device as an upstream would send it. */
+/** A complete, valid device (docs/devices.md) as an upstream would send it. */
 function upstreamDevice(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id: 'A4:83:E7:1F:2B:01',

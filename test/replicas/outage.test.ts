@@ -7,7 +7,7 @@ import { eventsOf, ReplicaSet, subscribeAll, type LoggedEvent } from './harness.
 import { SigningReceiver } from './signing-receiver.js';
 
 /**
- * CONTRACT 10, the database unreachable: two replicas on PostgreSQL, light load (5 keys × 4
+ * Several replicas, the database unreachable: two replicas on PostgreSQL, light load (5 keys × 4
  * devices, one hook each). Deliveries are queued first (the receiver answers 503), then for
  * ~3 s the database refuses connections (ALLOW_CONNECTIONS false) while its sessions are
  * terminated in a loop, and devices change meanwhile. During it: `/readyz` 503 and requests

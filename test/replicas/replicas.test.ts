@@ -7,7 +7,7 @@ import { checkDeliveries, checkPolls, killWindows } from './checks.js';
 import { SigningReceiver } from './signing-receiver.js';
 
 /**
- * CONTRACT 10 end to end: three replicas (real processes) on one PostgreSQL database in upstream
+ * Several replicas end to end: three replicas (real processes) on one PostgreSQL database in upstream
  * mode, 100 keys × 10 devices, one hook per key on a receiver that verifies signatures and
  * answers 500 now and then, devices flipping online/offline for 24 s, and `kill -9` twice:
  * r2 at 6 s (restarted 3 s later), r3 at 15 s (not restarted). Then: every transition the

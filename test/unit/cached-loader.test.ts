@@ -5,7 +5,7 @@ import { AppError } from '../../src/errors.js';
 import { ManualClock } from '../helpers/app.js';
 
 /**
- * The cache in front of upstream calls (CONTRACT 0 / issue: single-flight, TTL,
+ * The cache in front of upstream calls (docs/upstream.md: single-flight, TTL,
  * stale-while-revalidate, stale-if-error up to 10×TTL, errors not cached, bounded).
  * Time is a ManualClock; loaders are controlled by hand with deferred promises.
  */

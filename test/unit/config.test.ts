@@ -14,7 +14,7 @@ function configError(env: Record<string, string>): ConfigError {
 
 const hexSecret = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
-describe('defaults (CONTRACT 1)', () => {
+describe('defaults (docs/configuration.md)', () => {
   test('an empty environment gives exactly the documented defaults', () => {
     expect(loadConfig({})).toEqual({
       PORT: 3000,

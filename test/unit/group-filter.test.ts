@@ -5,7 +5,7 @@ import type { Group, GroupFilter, MenuTree } from '../../src/sources/types.js';
 import { catalog, groupIds, menuIds } from '../fixtures/catalog.js';
 
 /**
- * CONTRACT 5, `GET /v1/groups`, as the pure function `selectGroups` over the menus a key may
+ * docs/menus.md, `GET /v1/groups`, as the pure function `selectGroups` over the menus a key may
  * access. The trees are the fixture catalog's, turned into the stored shape by the importer's
  * own `toGroup`, so these tests see exactly what the embedded source hands the filter.
  */

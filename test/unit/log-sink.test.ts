@@ -45,6 +45,17 @@ describe('LogSink: bounded, never blocking', () => {
     expect(sink.dropped).toBe(1);
   });
 
+  test('any number of sinks on one stream add one error listener: no listener leak on stdout', () => {
+    // Every jest test file loads its own copy of the logger module, and each copy makes a sink on
+    // the same process.stdout; a listener per sink piled up past EventEmitter's limit of 10.
+    const stream = new PassThrough();
+    const sinks = Array.from({ length: 25 }, () => new LogSink({ stream }));
+    expect(stream.listenerCount('error')).toBe(1);
+    stream.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    for (const sink of sinks) expect(() => sink.write(line(1))).not.toThrow();
+    expect(sinks.map((sink) => sink.dropped)).toEqual(sinks.map(() => 1));
+  });
+
   test('drain waits at most its timeout for a reader that never reads', async () => {
     const stream = stalled();
     const sink = new LogSink({ stream });

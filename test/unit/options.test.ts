@@ -6,7 +6,7 @@ import type { OptionRecord } from '../../src/options/resources.js';
 import { optionSourceSchema, type OptionSource } from '../../src/manifest/schema.js';
 import { AppError } from '../../src/errors.js';
 
-/** Pure parts of CONTRACT 6.1: templates, folding, list building, rendering, cursors, ETags. */
+/** Pure parts of docs/options.md: templates, folding, list building, rendering, cursors, ETags. */
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 

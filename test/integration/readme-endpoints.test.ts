@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { projectRoot } from '../../src/paths.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * The README's endpoint table and the OpenAPI document name the same endpoints, both ways: a
+ * route added to the service and its document shows up in the README, and the README never
+ * lists one the service does not have.
+ */
+
+const methods = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** `GET /v1/hooks/{id}` for every operation under `paths`. */
+async function documented(t: TestApp): Promise<string[]> {
+  const doc = (await request(t.app).get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, unknown>> };
+  return Object.entries(doc.paths).flatMap(([path, item]) => methods.filter((m) => m in item).map((m) => `${m.toUpperCase()} ${path}`));
+}
+
+/** Every `METHOD /path` in backticks in the first column of the README's endpoint table. */
+function inReadme(): string[] {
+  const lines = readFileSync(join(projectRoot, 'README.md'), 'utf8').split('\n');
+  const start = lines.findIndex((line) => line.startsWith('| method and path |'));
+  expect(start).toBeGreaterThan(0);
+  const rows = lines.slice(start + 2);
+  const table = rows.slice(0, rows.findIndex((line) => !line.startsWith('|')));
+  return table.flatMap((line) => [...line.split('|')[1]!.matchAll(/`([A-Z]+ \/[^`]*)`/g)].map((m) => m[1]!));
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+test('every documented endpoint is in the README table', async () => {
+  const readme = new Set(inReadme());
+  expect((await documented(t)).filter((endpoint) => !readme.has(endpoint))).toEqual([]);
+});
+
+test('every endpoint in the README table is in the OpenAPI document', async () => {
+  const doc = new Set(await documented(t));
+  expect(inReadme().filter((endpoint) => !doc.has(endpoint))).toEqual([]);
+});
