@@ -1,4 +1,4 @@
-import { ExportError } from './export-error.js';
+import { ExportError, checkBaseUrl, packageSlug } from './export-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
@@ -104,28 +104,7 @@ export function activepiecesNames(manifest: Manifest): { actions: string[]; trig
   };
 }
 
-function checkBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ActivepiecesExportError(`base URL ${JSON.stringify(raw)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ActivepiecesExportError(`base URL ${raw} must be http:// or https://`);
-  if (url.search || url.hash || url.username || url.password) throw new ActivepiecesExportError(`base URL ${raw} must not have a query, fragment or credentials`);
-  return url.toString().replace(/\/+$/, '');
-}
 
-/** An npm-safe slug of the connector's name (`Signage Connector` → `signage-connector`). */
-function packageSlug(name: string): string {
-  const slugged = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  return slugged || 'connector';
-}
 
 function installedVersion(name: string, fallback: string): string {
   const path = join(projectRoot, 'node_modules', ...name.split('/'), 'package.json');

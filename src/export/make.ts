@@ -1,3 +1,4 @@
+import { checkBaseUrl } from './export-error.js';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
 import { projectRoot } from '../paths.js';
@@ -94,17 +95,6 @@ function components(manifest: Manifest, baseUrl: string): Component[] {
   return list;
 }
 
-function checkBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new MakeExportError(`base URL ${JSON.stringify(raw)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MakeExportError(`base URL ${raw} must be http:// or https://`);
-  if (url.search || url.hash || url.username || url.password) throw new MakeExportError(`base URL ${raw} must not have a query, fragment or credentials`);
-  return url.toString().replace(/\/+$/, '');
-}
 
 /** The module groups Make shows in the app's module list. */
 function groups(list: Component[]) {

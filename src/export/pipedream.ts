@@ -1,4 +1,4 @@
-import { ExportError } from './export-error.js';
+import { ExportError, checkBaseUrl } from './export-error.js';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
 import { projectRoot } from '../paths.js';
@@ -30,17 +30,6 @@ export const pipedreamVersions = {
   lintPlugin: '0.3.0',
 };
 
-function checkBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new PipedreamExportError(`base URL ${JSON.stringify(raw)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new PipedreamExportError(`base URL ${raw} must be http:// or https://`);
-  if (url.search || url.hash || url.username || url.password) throw new PipedreamExportError(`base URL ${raw} must not have a query, fragment or credentials`);
-  return url.toString().replace(/\/+$/, '');
-}
 
 /** Names the components would share or hide: an input called `db`, or two components of one key. */
 function checkNames(manifest: Manifest, app: string): void {

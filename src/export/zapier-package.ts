@@ -1,4 +1,4 @@
-import { ExportError } from './export-error.js';
+import { ExportError, packageSlug } from './export-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
@@ -56,19 +56,10 @@ export function installedZapierVersions(root = projectRoot): ZapierVersions {
   };
 }
 
-function slug(name: string): string {
-  const slugged = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  return slugged || 'connector';
-}
 
 export function packageJson(manifest: Manifest, versions: ZapierVersions): string {
   const pkg = {
-    name: `${slug(manifest.name)}-zapier`,
+    name: `${packageSlug(manifest.name)}-zapier`,
     version: manifest.version,
     description: manifest.description,
     main: 'index.js',

@@ -1,3 +1,4 @@
+import { checkBaseUrl } from './export-error.js';
 import type { Manifest } from '../manifest/schema.js';
 import { triggerKeys, zapierDefinition } from './zapier-definition.js';
 import { installedZapierVersions, packageJson, ZapierExportError, zapierCliNode, type ZapierVersions } from './zapier-package.js';
@@ -55,14 +56,3 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function checkBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ZapierExportError(`base URL ${JSON.stringify(raw)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ZapierExportError(`base URL ${raw} must be http:// or https://`);
-  if (url.search || url.hash || url.username || url.password) throw new ZapierExportError(`base URL ${raw} must not have a query, fragment or credentials`);
-  return url.toString().replace(/\/+$/, '');
-}

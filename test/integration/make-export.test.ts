@@ -5,7 +5,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { makeApp, MakeExportError } from '../../src/export/make.js';
+import { ExportError } from '../../src/export/export-error.js';
+import { makeApp } from '../../src/export/make.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
@@ -87,7 +88,7 @@ describe('the generated Make app', () => {
   });
 
   test('refuses a base URL it cannot use', () => {
-    expect(() => makeApp(loadManifest(), { baseUrl: 'ftp://example.com' })).toThrow(MakeExportError);
+    expect(() => makeApp(loadManifest(), { baseUrl: 'ftp://example.com' })).toThrow(ExportError);
   });
 
   test("the app's own tests pass against the connector", async () => {

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
-import { pipedreamApp, PipedreamExportError, pipedreamRuntimeDir } from '../../src/export/pipedream.js';
+import { ExportError } from '../../src/export/export-error.js';
+import { pipedreamApp, pipedreamRuntimeDir } from '../../src/export/pipedream.js';
 import { exporters } from '../../src/export/platforms.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import type { Manifest } from '../../src/manifest/schema.js';
@@ -154,7 +155,7 @@ describe('the generated app', () => {
   });
 
   test('refuses what Pipedream cannot hold', () => {
-    expect(() => pipedreamApp(manifest, { baseUrl: 'ftp://x' })).toThrow(PipedreamExportError);
+    expect(() => pipedreamApp(manifest, { baseUrl: 'ftp://x' })).toThrow(ExportError);
     const clash: Manifest = structuredClone(manifest);
     clash.operations[0]!.inputs[0]!.key = 'db';
     expect(() => pipedreamApp(clash, { baseUrl })).toThrow(/cannot be called db/);
