@@ -1,0 +1,88 @@
+import type { Due } from './delivery-queue.js';
+
+/**
+ * Per-target lanes: claimed deliveries wait in their target origin's lane and are started as
+ * that origin's slots (WEBHOOK_TARGET_CONCURRENCY) free up, so a slow receiver holds only its
+ * own slots and never another origin's.
+ */
+export class TargetLanes {
+  private readonly inFlight = new Map<string, number>();
+  private readonly waiting = new Map<string, Due[]>();
+  private started = 0;
+
+  constructor(
+    private readonly concurrency: number,
+    /** Starts one delivery; `finished(origin)` must be called when it is done. */
+    private readonly launch: (delivery: Due) => void,
+    /** A delivery that may no longer be sent (its lease cannot cover a send) is let go with this. */
+    private readonly letGo: (delivery: Due) => boolean,
+  ) {}
+
+  /** Deliveries held for an origin: in flight plus waiting in its lane. */
+  held(origin: string): number {
+    return (this.inFlight.get(origin) ?? 0) + (this.waiting.get(origin)?.length ?? 0);
+  }
+
+  /** Deliveries held in all. */
+  heldTotal(): number {
+    let n = this.started;
+    for (const lane of this.waiting.values()) n += lane.length;
+    return n;
+  }
+
+  /** Origins with something in flight or waiting. */
+  origins(): Set<string> {
+    return new Set([...this.inFlight.keys(), ...this.waiting.keys()]);
+  }
+
+  has(origin: string): boolean {
+    return this.waiting.has(origin);
+  }
+
+  /** Adds claimed deliveries to their lanes and starts what the free slots allow. */
+  add(claimed: Due[]): void {
+    for (const delivery of claimed) {
+      const lane = this.waiting.get(delivery.target_origin);
+      if (lane) lane.push(delivery);
+      else this.waiting.set(delivery.target_origin, [delivery]);
+    }
+    for (const origin of new Set(claimed.map((d) => d.target_origin))) this.drain(origin);
+  }
+
+  /** A delivery of `origin` is done: its slot takes the next of the lane at once. */
+  finished(origin: string): void {
+    this.started -= 1;
+    const left = (this.inFlight.get(origin) ?? 1) - 1;
+    if (left === 0) this.inFlight.delete(origin);
+    else this.inFlight.set(origin, left);
+  }
+
+  /** Starts deliveries from an origin's lane while it has free slots. */
+  drain(origin: string): void {
+    const lane = this.waiting.get(origin);
+    while (lane && lane.length > 0 && (this.inFlight.get(origin) ?? 0) < this.concurrency) {
+      const next = lane.shift()!;
+      if (this.letGo(next)) continue;
+      this.inFlight.set(origin, (this.inFlight.get(origin) ?? 0) + 1);
+      this.started += 1;
+      this.launch(next);
+    }
+    if (lane && lane.length === 0) this.waiting.delete(origin);
+  }
+
+  /** Takes deliveries out of the lanes unsent (their leases were lost). */
+  drop(lost: Set<Due>): void {
+    for (const [origin, lane] of this.waiting) {
+      const left = lane.filter((d) => !lost.has(d));
+      if (left.length === 0) this.waiting.delete(origin);
+      else this.waiting.set(origin, left);
+    }
+  }
+
+  /** Empties the lanes and returns what waited in them (a stopping deliverer releases it). */
+  takeWaiting(): Due[] {
+    const all = [...this.waiting.values()].flat();
+    this.waiting.clear();
+    return all;
+  }
+}
