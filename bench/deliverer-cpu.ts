@@ -44,7 +44,7 @@ for (const engine of benchEngines()) {
       await child.call('setHeartbeats', { indexes, ageMs: round % 2 === 0 ? heartbeatTimeoutMs + 60_000 : 0 });
       await child.call<PollDone>('poll');
       const b = await child.call<Cpu>('cpu');
-      if (!(await target.waitFor(burst, 60_000))) throw new Error(`round ${round}: ${target.arrivals.length}/${burst} arrived`);
+      if (!(await target.waitFor(burst, 300_000))) throw new Error(`round ${round}: ${target.arrivals.length}/${burst} arrived`);
       await new Promise((r) => setTimeout(r, 100)); // the last records
       const c = await child.call<Cpu>('cpu');
       await child.call('deleteHook', { id: hook.id });

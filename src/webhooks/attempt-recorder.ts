@@ -1,13 +1,17 @@
 import type { Logger } from 'pino';
 import type { AttemptRecord, DeliveryQueue } from './delivery-queue.js';
 
-/** Finished attempts are written together, at most this long after the first of them. */
-const flushAfterMs = 20;
+/**
+ * Finished attempts are written together, at most this long after the first of them. Most
+ * ride along with the deliverer's next claim well before (one transaction for both); this is
+ * for the last ones of a burst. Their deliveries stay leased until then.
+ */
+const flushAfterMs = 50;
 const maxBackoffMs = 10_000;
 
 /**
- * Writes finished attempts to the queue in small batches: one transaction per few
- * milliseconds (DeliveryQueue.record), however many attempts finished meanwhile. When the
+ * Writes finished attempts to the queue in batches: with the deliverer's next claim (`take`),
+ * or on their own (DeliveryQueue.record) when no claim comes within a few tens of ms. When the
  * database cannot take them, they are kept and written again with backoff (a record is
  * idempotent): their deliveries stay leased meanwhile (the caller renews them until
  * `onRecorded`), and are due again as soon as the records land rather than when the leases
@@ -36,6 +40,25 @@ export class AttemptRecorder {
   /** Queues a finished attempt without scheduling a write (the caller flushes). */
   hold(record: AttemptRecord): void {
     this.pending.push(record);
+  }
+
+  /** Takes what is queued, to be written with a claim (`recorded` or `putBack` after). */
+  take(): AttemptRecord[] {
+    const batch = this.pending;
+    this.pending = [];
+    return batch;
+  }
+
+  /** A batch from `take` was written. */
+  recorded(batch: AttemptRecord[]): void {
+    if (batch.length > 0) this.onRecorded(batch);
+  }
+
+  /** A batch from `take` could not be written: it is queued again. */
+  putBack(batch: AttemptRecord[]): void {
+    if (batch.length === 0) return;
+    this.pending = batch.concat(this.pending);
+    this.soon(flushAfterMs);
   }
 
   /** No more scheduled writes; what is queued is written by a last `flush`. */

@@ -32,8 +32,13 @@ export interface DelivererOptions {
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
 const coalesceMs = 2;
-/** Rounds of sends claimed ahead per origin. */
-const lookahead = 8;
+/**
+ * Rounds of sends claimed ahead per origin: at least 8 (as many as a slow receiver needs), at
+ * most 64 for a fast one (the lanes size them by the origin's rate).
+ */
+const lookahead = { min: 8, max: 64 };
+/** Candidates looked at by one claim, at most (ids in one statement). */
+const maxClaim = 500;
 /** Held leases are renewed this many times per lease. */
 const renewalsPerLease = 4;
 
@@ -57,9 +62,14 @@ export class WebhookDeliverer {
   private readonly secrets = new LRUCache<string, string>({ max: 10_000 });
   /** Deliveries this replica holds a lease on: in its lanes, in flight or waiting for their record. */
   private readonly leased = new Set<Due>();
+  /** Origins whose lane has asked for a top-up that has not come yet. */
+  private readonly refilling = new Set<string>();
 
   constructor(private readonly options: DelivererOptions) {
-    this.lanes = new TargetLanes(options.perTargetConcurrency, (d) => this.launch(d), (d) => this.letGoIfExpiring(d));
+    this.lanes = new TargetLanes(
+      options.perTargetConcurrency,
+      { min: options.perTargetConcurrency * lookahead.min, max: options.perTargetConcurrency * lookahead.max },
+      (d) => this.launch(d), (d) => this.letGoIfExpiring(d));
     this.recorder = new AttemptRecorder(options.queue, options.logger, (batch) => {
       // Recorded: the lease is over (kept renewed until here, so a slow record loses nothing).
       for (const r of batch) this.leased.delete(r.delivery);
@@ -67,7 +77,7 @@ export class WebhookDeliverer {
     this.loop = new ClaimLoop({
       name: 'deliverer',
       logger: options.logger,
-      round: async () => (await this.pump()) > 0,
+      round: () => this.pump(),
       firstRoundMs: 0,
       idleMs: options.idleCheckMs ?? 1000,
       coalesceMs,
@@ -157,36 +167,57 @@ export class WebhookDeliverer {
   }
 
   /**
-   * Claims ahead: up to `lookahead` × the per-origin concurrency per origin (and `maxHeld` in
-   * all), so each origin's lane never runs dry while the next claim is under way. Origins that
-   * hold that many already are skipped in the query. Returns how many were claimed.
+   * Claims ahead: up to each origin's lane capacity (8 to 64 rounds of its concurrency, by its
+   * rate; `maxHeld` in all), so a lane never runs dry while the next claim is under way, and
+   * writes the finished attempts in the same transaction. Origins whose lane is full are
+   * skipped in the query. Returns whether to claim again at once.
    */
-  private async pump(): Promise<number> {
-    const room = this.maxHeld - this.lanes.heldTotal();
-    if (room <= 0) return 0;
-    const perOrigin = this.options.perTargetConcurrency * lookahead;
+  private async pump(): Promise<boolean> {
+    const free = this.maxHeld - this.lanes.heldTotal();
+    if (free <= 0) return false;
     const origins = this.lanes.origins();
-    const saturated = [...origins].filter((origin) => this.lanes.held(origin) >= perOrigin);
-    // Candidates enough to top up every origin with room, and one origin's worth for origins
+    const room = (origin: string) => this.lanes.capacity(origin) - this.lanes.held(origin);
+    const saturated = [...origins].filter((origin) => room(origin) <= 0);
+    // Candidates enough to top up every origin with room, and one lane's worth for origins
     // not held yet (a full origin is skipped in the query, so others surface at the next claim).
-    const wanted = [...origins].reduce((n, origin) => n + Math.max(0, perOrigin - this.lanes.held(origin)), perOrigin);
-    const claimed = await this.options.queue.claim({
-      limit: Math.min(room, 200, wanted),
-      leaseMs: this.leaseMs,
-      saturated,
-      pick: (candidates) => {
-        const taken = new Map<string, number>();
-        return candidates.filter((d: Candidate) => {
-          const count = taken.get(d.target_origin) ?? 0;
-          if (this.lanes.held(d.target_origin) + count >= perOrigin) return false;
-          taken.set(d.target_origin, count + 1);
-          return true;
-        });
-      },
-    });
-    for (const delivery of claimed) this.leased.add(delivery);
+    const fresh = this.options.perTargetConcurrency * lookahead.min;
+    const wanted = [...origins].reduce((n, origin) => n + Math.max(0, room(origin)), fresh);
+    const limit = Math.min(free, maxClaim, wanted);
+    // Finished attempts go with the claim: one transaction for both.
+    const records = this.recorder.take();
+    let seen = 0;
+    let claimed: Due[];
+    try {
+      claimed = await this.options.queue.claim({
+        limit,
+        leaseMs: this.leaseMs,
+        saturated,
+        records,
+        pick: (candidates) => {
+          seen = candidates.length;
+          const taken = new Map<string, number>();
+          return candidates.filter((d: Candidate) => {
+            const count = taken.get(d.target_origin) ?? 0;
+            if (count >= (origins.has(d.target_origin) ? room(d.target_origin) : fresh)) return false;
+            taken.set(d.target_origin, count + 1);
+            return true;
+          });
+        },
+      });
+    } catch (err) {
+      this.recorder.putBack(records);
+      throw err;
+    }
+    this.recorder.recorded(records);
+    for (const delivery of claimed) {
+      this.leased.add(delivery);
+      this.refilling.delete(delivery.target_origin);
+    }
     this.lanes.add(claimed);
-    return claimed.length;
+    // Claim again at once only when this claim was cut short by its limit: more may be due
+    // for origins with room. Otherwise the lanes call for the next claim when they run low;
+    // claiming again while every origin is full would walk their whole backlog for nothing.
+    return seen === limit && claimed.length === seen;
   }
 
   /**
@@ -205,12 +236,15 @@ export class WebhookDeliverer {
       this.recorder.add(record);
       this.lanes.finished(origin);
       if (this.loop.isStopped) return;
-      // The freed slot takes the next claimed delivery of the lane at once. The lane is topped
-      // up once it has run half down (so one claim brings many), or when the origin has nothing
-      // left to send; completions within a few ms share one claim.
+      // The freed slot takes the next claimed delivery of the lane at once. The lane asks for
+      // a top-up once, when it has run half down (so one claim brings half a lane), and
+      // whenever it is empty; completions within a few ms share one claim.
       this.lanes.drain(origin);
-      const low = this.lanes.held(origin) <= (this.options.perTargetConcurrency * lookahead) / 2;
-      if (low || !this.lanes.has(origin)) this.loop.wake(coalesceMs);
+      const low = this.lanes.held(origin) <= this.lanes.capacity(origin) / 2;
+      if (!this.lanes.has(origin) || (low && !this.refilling.has(origin))) {
+        if (low) this.refilling.add(origin);
+        this.loop.wake(coalesceMs);
+      }
     });
     void this.loop.track(work);
   }

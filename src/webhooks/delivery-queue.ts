@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
 import type { Clock } from '../time/timestamps.js';
-import { expireDeliveries, recordAttempts } from './attempt-log.js';
+import { expireDeliveries, recordAttempts, recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, Due } from './delivery-types.js';
 
 export type { AttemptRecord, Candidate, ClaimOptions, Due, Outcome } from './delivery-types.js';
@@ -22,6 +22,7 @@ export class DeliveryQueue {
   async claim(options: ClaimOptions): Promise<Due[]> {
     const now = this.clock.now();
     return this.db.transaction(async (trx) => {
+      await recordAttemptsIn(trx, options.records ?? []);
       // Candidates first, ids and origins only: most may be left for later (their origin's
       // lane is full), so the payloads are read for the picked ones alone.
       // Anything due at all? One step on the due index; without it, the fair-order scan below

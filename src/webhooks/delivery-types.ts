@@ -45,4 +45,9 @@ export interface ClaimOptions {
   saturated: string[];
   /** Which candidates to lease (per-origin slots); the rest stay free for others. */
   pick: (candidates: Candidate[]) => Candidate[];
+  /**
+   * Finished attempts to record in the same transaction, before the claim: one commit for both
+   * instead of two (see `recordAttempts`).
+   */
+  records?: AttemptRecord[];
 }

@@ -5,13 +5,22 @@ import type { Due } from './delivery-queue.js';
  * that origin's slots (WEBHOOK_TARGET_CONCURRENCY) free up, so a slow receiver holds only its
  * own slots and never another origin's.
  */
+/** A lane holds about this long of its origin's sends (at the rate it answers), within bounds. */
+const horizonMs = 100;
+/** Sends per origin measured over windows of this length. */
+const rateWindowMs = 250;
+
 export class TargetLanes {
   private readonly inFlight = new Map<string, number>();
+  /** Per origin: sends finished in the current window, when it started, the last window's rate (per ms). */
+  private readonly rates = new Map<string, { count: number; since: number; perMs: number }>();
   private readonly waiting = new Map<string, Due[]>();
   private started = 0;
 
   constructor(
     private readonly concurrency: number,
+    /** Deliveries held per origin (in flight and waiting) at least and at most. */
+    private readonly capacityBounds: { min: number; max: number },
     /** Starts one delivery; `finished(origin)` must be called when it is done. */
     private readonly launch: (delivery: Due) => void,
     /** A delivery that may no longer be sent (its lease cannot cover a send) is let go with this. */
@@ -21,6 +30,18 @@ export class TargetLanes {
   /** Deliveries held for an origin: in flight plus waiting in its lane. */
   held(origin: string): number {
     return (this.inFlight.get(origin) ?? 0) + (this.waiting.get(origin)?.length ?? 0);
+  }
+
+  /**
+   * How many deliveries to hold for an origin: enough for `horizonMs` of its sends at the rate
+   * it has been answering, so a fast receiver's lane never runs dry while the next claim is
+   * under way, and a slow one's stays short (a hook whose first delivery arrives waits behind
+   * at most that much of the origin's sending: fairness).
+   */
+  capacity(origin: string): number {
+    const perMs = this.rates.get(origin)?.perMs ?? 0;
+    const { min, max } = this.capacityBounds;
+    return Math.max(min, Math.min(max, Math.round(perMs * horizonMs)));
   }
 
   /** Deliveries held in all. */
@@ -52,6 +73,17 @@ export class TargetLanes {
   /** A delivery of `origin` is done: its slot takes the next of the lane at once. */
   finished(origin: string): void {
     this.started -= 1;
+    const now = performance.now();
+    const rate = this.rates.get(origin);
+    if (!rate) this.rates.set(origin, { count: 1, since: now, perMs: 0 });
+    else if (now - rate.since < rateWindowMs) rate.count += 1;
+    else {
+      // Smoothed: the mean of this window's rate and the estimate before it.
+      const perMs = rate.count / (now - rate.since);
+      rate.perMs = rate.perMs === 0 ? perMs : (rate.perMs + perMs) / 2;
+      rate.count = 1;
+      rate.since = now;
+    }
     const left = (this.inFlight.get(origin) ?? 1) - 1;
     if (left === 0) this.inFlight.delete(origin);
     else this.inFlight.set(origin, left);
@@ -68,6 +100,7 @@ export class TargetLanes {
       this.launch(next);
     }
     if (lane && lane.length === 0) this.waiting.delete(origin);
+    if (!lane && (this.inFlight.get(origin) ?? 0) === 0) this.rates.delete(origin);
   }
 
   /** Takes deliveries out of the lanes unsent (their leases were lost). */
