@@ -64,6 +64,8 @@ export class WebhookDeliverer {
   private readonly leased = new Set<Due>();
   /** Origins whose lane has asked for a top-up that has not come yet. */
   private readonly refilling = new Set<string>();
+  /** Origins whose lane ran dry during the top-up under way (counted once per top-up). */
+  private readonly ranDry = new Set<string>();
 
   constructor(private readonly options: DelivererOptions) {
     this.lanes = new TargetLanes(
@@ -211,7 +213,8 @@ export class WebhookDeliverer {
     this.recorder.recorded(records);
     for (const delivery of claimed) {
       this.leased.add(delivery);
-      this.refilling.delete(delivery.target_origin);
+      if (this.refilling.delete(delivery.target_origin) && !this.ranDry.has(delivery.target_origin)) this.lanes.keptUp(delivery.target_origin);
+      this.ranDry.delete(delivery.target_origin);
     }
     this.lanes.add(claimed);
     // Claim again at once only when this claim was cut short by its limit: more may be due
@@ -240,6 +243,10 @@ export class WebhookDeliverer {
       // a top-up once, when it has run half down (so one claim brings half a lane), and
       // whenever it is empty; completions within a few ms share one claim.
       this.lanes.drain(origin);
+      if (!this.lanes.has(origin) && this.refilling.has(origin) && !this.ranDry.has(origin)) {
+        this.ranDry.add(origin);
+        this.lanes.ranDry(origin);
+      }
       const low = this.lanes.held(origin) <= this.lanes.capacity(origin) / 2;
       if (!this.lanes.has(origin) || (low && !this.refilling.has(origin))) {
         if (low) this.refilling.add(origin);

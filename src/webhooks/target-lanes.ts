@@ -14,6 +14,8 @@ export class TargetLanes {
   private readonly inFlight = new Map<string, number>();
   /** Per origin: sends finished in the current window, when it started, the last window's rate (per ms). */
   private readonly rates = new Map<string, { count: number; since: number; perMs: number }>();
+  /** Per origin: the capacity it grew to by running dry while a top-up was under way. */
+  private readonly grown = new Map<string, number>();
   private readonly waiting = new Map<string, Due[]>();
   private started = 0;
 
@@ -41,7 +43,25 @@ export class TargetLanes {
   capacity(origin: string): number {
     const perMs = this.rates.get(origin)?.perMs ?? 0;
     const { min, max } = this.capacityBounds;
-    return Math.max(min, Math.min(max, Math.round(perMs * horizonMs)));
+    return Math.max(min, Math.min(max, Math.max(Math.round(perMs * horizonMs), this.grown.get(origin) ?? 0)));
+  }
+
+  /**
+   * The origin's lane ran dry while its top-up was under way (the claim takes longer than the
+   * lane lasts, as with a database a few milliseconds away): it holds twice as much from now
+   * on, up to the bound. A top-up that arrives before the lane ran dry shrinks it by a quarter
+   * (`keptUp`), so a receiver that slows down gets a short lane again.
+   */
+  ranDry(origin: string): void {
+    if (this.grown.size > 10_000) this.grown.clear();
+    this.grown.set(origin, Math.min(this.capacityBounds.max, 2 * this.capacity(origin)));
+  }
+
+  keptUp(origin: string): void {
+    const grown = this.grown.get(origin);
+    if (grown === undefined) return;
+    if (grown * 0.75 <= this.capacityBounds.min) this.grown.delete(origin);
+    else this.grown.set(origin, Math.floor(grown * 0.75));
   }
 
   /** Deliveries held in all. */
