@@ -8,6 +8,7 @@ import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError, type EventLog } from './event-log.js';
 import { detectTransitions, type DeviceEvent, type Snapshot } from './transitions.js';
 import type { Watch, WatchStore } from './watches.js';
@@ -55,18 +56,24 @@ const coalesceMs = 5;
  */
 export class DeviceStatusPoller {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private timer: NodeJS.Timeout | null = null;
-  /** When the pending timer fires (Infinity: none pending). */
-  private timerAt = Infinity;
-  private ticking = false;
-  private again = false;
-  private stopped = true;
-  private inFlight = new Set<Promise<void>>();
-  private backoffMs = 0;
+  private readonly loop: ClaimLoop;
+  /** Background polls under way. */
+  private polling = 0;
   private lastPruneAt = 0;
   private forced: Promise<PollResult> | null = null;
 
-  constructor(private readonly options: PollerOptions) {}
+  constructor(private readonly options: PollerOptions) {
+    this.loop = new ClaimLoop({
+      name: 'poller',
+      logger: options.logger,
+      round: () => this.claimRound(),
+      firstRoundMs: Math.min(options.intervalMs, 1000),
+      idleMs: this.tickMs,
+      coalesceMs,
+      minBackoffMs: this.tickMs,
+      maxBackoffMs,
+    });
+  }
 
   private get concurrency(): number {
     return this.options.concurrency ?? 16;
@@ -78,66 +85,41 @@ export class DeviceStatusPoller {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(Math.min(this.options.intervalMs, 1000));
+    this.loop.start();
   }
 
+  /** Stops claiming and waits for the polls under way (a forced round too). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await Promise.allSettled([...this.inFlight, this.forced]);
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = Date.now() + delayMs;
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    await this.loop.stop();
   }
 
   /** Claims as many due keys as there are free slots and starts polling them. */
-  private async tick(): Promise<void> {
-    this.timer = null;
-    this.timerAt = Infinity;
-    this.ticking = true;
-    this.again = false;
-    try {
-      const free = this.concurrency - this.inFlight.size;
-      if (free > 0) {
-        const started = performance.now();
-        const claimed = await this.options.watches.claim(this.owner, { limit: free, leaseMs: this.options.leaseMs });
-        const polls = claimed.map((watch) => this.pollClaimed(watch));
-        for (const poll of polls) this.track(poll.then(() => undefined));
-        // A round, for metrics: the keys one claim took, done when their polls are.
-        if (polls.length > 0) {
-          void Promise.all(polls).then((outcomes) =>
-            this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: outcomes.length, failed: outcomes.filter((o) => o === null).length }),
-          );
-        }
-        await this.pruneNow();
-      }
-      this.backoffMs = 0;
-      this.ticking = false;
-      // Slots freed during this claim: fill them now; otherwise look again in a tick.
-      this.schedule(this.again ? 0 : this.tickMs);
-    } catch (err) {
-      this.ticking = false;
-      this.backoffMs = Math.min(maxBackoffMs, Math.max(this.tickMs, this.backoffMs * 2));
-      this.options.logger.warn({ err: (err as Error).message, retryInMs: this.backoffMs }, 'poller cannot reach the database; backing off');
-      this.schedule(this.backoffMs);
+  private async claimRound(): Promise<boolean> {
+    const free = this.concurrency - this.polling;
+    if (free <= 0) return false;
+    const started = performance.now();
+    const claimed = await this.options.watches.claim(this.owner, { limit: free, leaseMs: this.options.leaseMs });
+    const polls = claimed.map((watch) => this.pollInBackground(watch));
+    // A round, for metrics: the keys one claim took, done when their polls are.
+    if (polls.length > 0) {
+      void Promise.all(polls).then((outcomes) =>
+        this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: outcomes.length, failed: outcomes.filter((o) => o === null).length }),
+      );
     }
+    await this.pruneNow();
+    return false;
   }
 
-  private track(work: Promise<void>): void {
-    this.inFlight.add(work);
-    void work.finally(() => {
-      this.inFlight.delete(work);
-      // A slot is free and keys may be due: claim again soon (completions within a few ms
-      // share one claim), or right after the claim under way.
-      if (this.stopped) return;
-      if (this.ticking) this.again = true;
-      else if (this.timerAt > Date.now() + coalesceMs) this.schedule(coalesceMs);
-    });
+  private pollInBackground(watch: Watch): Promise<number | null> {
+    this.polling += 1;
+    return this.loop.track(
+      this.pollClaimed(watch).finally(() => {
+        this.polling -= 1;
+        // A slot is free and keys may be due: claim again soon (completions within a few ms
+        // share one claim), or right after the claim under way.
+        this.loop.wake(coalesceMs);
+      }),
+    );
   }
 
   private async pruneNow(): Promise<void> {
@@ -152,9 +134,11 @@ export class DeviceStatusPoller {
    * the end (tests, and a forced refresh); concurrent calls share the round in progress.
    */
   pollOnce(): Promise<PollResult> {
-    this.forced ??= this.forcedRound().finally(() => {
-      this.forced = null;
-    });
+    this.forced ??= this.loop.track(
+      this.forcedRound().finally(() => {
+        this.forced = null;
+      }),
+    );
     return this.forced;
   }
 

@@ -2,10 +2,14 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Clock } from '../time/timestamps.js';
-import type { AttemptRecord, Candidate, DeliveryQueue, Due, Outcome } from './delivery-queue.js';
+import { ClaimLoop } from '../background/claim-loop.js';
+import type { AttemptRecord, Candidate, DeliveryQueue, Due } from './delivery-queue.js';
 import type { SendResult, WebhookSender } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { decide } from './retry-policy.js';
+import { AttemptRecorder } from './attempt-recorder.js';
+import { TargetLanes } from './target-lanes.js';
 
 export interface DelivererOptions {
   queue: DeliveryQueue;
@@ -25,15 +29,16 @@ export interface DelivererOptions {
   metrics?: Metrics;
 }
 
-/** A receiver's Retry-After is honoured up to a day. */
-const maxRetryAfterMs = 86_400_000;
-/** Finished attempts are written together, at most this long after the first of them. */
-const flushAfterMs = 20;
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
 const coalesceMs = 2;
-/** Rounds of sends claimed ahead per origin. */
-const lookahead = 8;
+/**
+ * Rounds of sends claimed ahead per origin: at least 8 (as many as a slow receiver needs), at
+ * most 64 for a fast one (the lanes size them by the origin's rate).
+ */
+const lookahead = { min: 8, max: 64 };
+/** Candidates looked at by one claim, at most (ids in one statement). */
+const maxClaim = 500;
 /** Held leases are renewed this many times per lease. */
 const renewalsPerLease = 4;
 
@@ -41,42 +46,48 @@ const renewalsPerLease = 4;
  * The webhook delivery engine. Its queue is the `deliveries` table (DeliveryQueue), so a
  * restart or crash loses nothing: a delivery is leased while in flight, and a lease that
  * outlives its process expires and the delivery is sent again (at-least-once, same
- * `webhook-id`). Outcomes: 2xx delivered (never sent again); 410 disables the hook and cancels
- * its queue; anything else (timeout, network error, refused target, other status) retries
- * after the next delay of the schedule, or the receiver's Retry-After if longer; after the
- * last, `dead`.
+ * `webhook-id`). What an attempt's answer means is the retry policy's (retry-policy.ts).
  *
- * It runs as a pump with a lane per target origin: it claims due deliveries a few rounds
- * ahead per origin, sends from each lane as that origin's slots free up, and tops the lanes up
- * in the background; an origin whose lane is full is skipped by the claim, so a slow receiver
- * holds only its own slots and never the others'.
- * Finished attempts are recorded in small batches (one transaction per few milliseconds),
- * and signing secrets stay decrypted in memory, so a delivery costs little besides its POST.
+ * It runs as a claim loop (background/claim-loop.ts) feeding a lane per target origin
+ * (target-lanes.ts): it claims due deliveries a few rounds ahead per origin, sends from each
+ * lane as that origin's slots free up, and tops the lanes up in the background; an origin whose
+ * lane is full is skipped by the claim. Finished attempts are recorded in small batches
+ * (attempt-recorder.ts), and signing secrets stay decrypted in memory, so a delivery costs
+ * little besides its POST.
  */
 export class WebhookDeliverer {
-  private timer: NodeJS.Timeout | null = null;
-  /** When the pending timer fires (Infinity: none pending). */
-  private timerAt = Infinity;
-  private flushTimer: NodeJS.Timeout | null = null;
-  private flushBackoffMs = 0;
-  private stopped = true;
-  private pumping: Promise<number> | null = null;
-  private again = false;
-  private backoffMs = 0;
-  private readonly inFlight = new Map<string, number>();
-  /** Claimed deliveries per origin, waiting for a free slot of that origin. */
-  private readonly lanes = new Map<string, Due[]>();
-  private total = 0;
-  private readonly sending = new Set<Promise<void>>();
-  private finished: AttemptRecord[] = [];
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly loop: ClaimLoop;
+  private readonly lanes: TargetLanes;
+  private readonly recorder: AttemptRecorder;
   private readonly secrets = new LRUCache<string, string>({ max: 10_000 });
-  /** Deliveries this replica holds a lease on: in its lanes or in flight. */
+  /** Deliveries this replica holds a lease on: in its lanes, in flight or waiting for their record. */
   private readonly leased = new Set<Due>();
-  private renewTimer: NodeJS.Timeout | null = null;
-  private renewing: Promise<void> | null = null;
+  /** Origins whose lane has asked for a top-up that has not come yet. */
+  private readonly refilling = new Set<string>();
+  /** Origins whose lane ran dry during the top-up under way (counted once per top-up). */
+  private readonly ranDry = new Set<string>();
 
-  constructor(private readonly options: DelivererOptions) {}
+  constructor(private readonly options: DelivererOptions) {
+    this.lanes = new TargetLanes(
+      options.perTargetConcurrency,
+      { min: options.perTargetConcurrency * lookahead.min, max: options.perTargetConcurrency * lookahead.max },
+      (d) => this.launch(d), (d) => this.letGoIfExpiring(d));
+    this.recorder = new AttemptRecorder(options.queue, options.logger, (batch) => {
+      // Recorded: the lease is over (kept renewed until here, so a slow record loses nothing).
+      for (const r of batch) this.leased.delete(r.delivery);
+    });
+    this.loop = new ClaimLoop({
+      name: 'deliverer',
+      logger: options.logger,
+      round: () => this.pump(),
+      firstRoundMs: 0,
+      idleMs: options.idleCheckMs ?? 1000,
+      coalesceMs,
+      minBackoffMs: 250,
+      maxBackoffMs,
+      renew: { everyMs: Math.max(50, Math.floor(this.leaseMs / renewalsPerLease)), run: () => this.renew() },
+    });
+  }
 
   /** Deliveries claimed and not yet finished, in all. */
   private get maxHeld(): number {
@@ -93,65 +104,40 @@ export class WebhookDeliverer {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
-    this.renewTimer = setInterval(() => this.renew(), Math.max(50, Math.floor(this.leaseMs / renewalsPerLease)));
-    this.renewTimer.unref();
+    this.loop.start();
   }
 
   /**
    * Renews the leases held; a delivery whose lease was lost (it ran out while the database was
    * away and another replica claimed it, or it was cancelled) is dropped from its lane unsent.
    */
-  private renew(): void {
-    if (this.renewing || this.leased.size === 0) return;
+  private async renew(): Promise<void> {
+    if (this.leased.size === 0) return;
     const held = [...this.leased];
-    this.renewing = this.options.queue
-      .renew(held, this.leaseMs)
-      .then(
-        (kept) => {
-          if (kept.length === held.length) return;
-          const keep = new Set(kept);
-          const lost = new Set(held.filter((d) => !keep.has(d)));
-          for (const d of lost) this.leased.delete(d);
-          for (const [origin, lane] of this.lanes) {
-            const left = lane.filter((d) => !lost.has(d));
-            if (left.length === 0) this.lanes.delete(origin);
-            else this.lanes.set(origin, left);
-          }
-        },
-        (err: unknown) => this.options.logger.warn({ err: (err as Error).message }, 'could not renew delivery leases'),
-      )
-      .finally(() => {
-        this.renewing = null;
-      });
+    const kept = await this.options.queue.renew(held, this.leaseMs);
+    if (kept.length === held.length) return;
+    const keep = new Set(kept);
+    const lost = new Set(held.filter((d) => !keep.has(d)));
+    for (const d of lost) this.leased.delete(d);
+    this.lanes.drop(lost);
   }
 
   /** Stops claiming, lets in-flight deliveries finish (each within its timeout) and records them. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.renewTimer) clearInterval(this.renewTimer);
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
-    await this.pumping?.catch(() => undefined);
-    await this.renewing;
-    await Promise.allSettled([...this.sending]);
-    await this.flush().catch((err: unknown) =>
+    this.recorder.stop();
+    await this.loop.stop();
+    await this.recorder.flush().catch((err: unknown) =>
       this.options.logger.warn({ err: (err as Error).message }, 'could not record the last attempts; their leases will expire and they will be sent again'),
     );
     // Claimed but never sent: free them now rather than when their leases expire.
-    const unsent = [...this.lanes.values()].flat().map((d) => d.id);
-    this.lanes.clear();
+    const unsent = this.lanes.takeWaiting().map((d) => d.id);
     this.leased.clear();
     await this.options.queue.release(unsent).catch(() => undefined);
   }
 
   /** New deliveries were queued: look now rather than at the next idle check. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.pumping) this.again = true;
-    else this.schedule(0);
+    this.loop.wake(0);
   }
 
   /**
@@ -173,165 +159,101 @@ export class WebhookDeliverer {
       [...lanes.values()].map((lane) =>
         Promise.all(
           Array.from({ length: Math.min(perTargetConcurrency, lane.length) }, async () => {
-            for (let d = lane.shift(); d; d = lane.shift()) this.finished.push(await this.attempt(d));
+            for (let d = lane.shift(); d; d = lane.shift()) this.recorder.hold(await this.attempt(d));
           }),
         ),
       ),
     );
-    await this.flush();
+    await this.recorder.flush();
     return claimed.length;
   }
 
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = Date.now() + delayMs;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Infinity;
-      this.pumping = this.pump().finally(() => {
-        this.pumping = null;
-      });
-      void this.pumping.then(
-        (claimed) => {
-          this.backoffMs = 0;
-          const more = claimed > 0 || this.again;
-          this.again = false;
-          this.schedule(more ? 0 : this.options.idleCheckMs ?? 1000);
-        },
-        (err: unknown) => {
-          this.backoffMs = Math.min(maxBackoffMs, Math.max(250, this.backoffMs * 2));
-          this.options.logger.warn({ err: (err as Error).message, retryInMs: this.backoffMs }, 'deliverer cannot reach the database; backing off');
-          this.schedule(this.backoffMs);
-        },
-      );
-    }, delayMs);
-  }
-
-  /** Deliveries held per origin: in flight plus claimed and waiting in its lane. */
-  private held(origin: string): number {
-    return (this.inFlight.get(origin) ?? 0) + (this.lanes.get(origin)?.length ?? 0);
-  }
-
   /**
-   * Claims ahead: up to `lookahead` × the per-origin concurrency per origin (and `maxHeld` in
-   * all), so each origin's lane never runs dry while the next claim is under way. Origins that
-   * hold that many already are skipped in the query. Returns how many were claimed.
+   * Claims ahead: up to each origin's lane capacity (8 to 64 rounds of its concurrency, by its
+   * rate; `maxHeld` in all), so a lane never runs dry while the next claim is under way, and
+   * writes the finished attempts in the same transaction. Origins whose lane is full are
+   * skipped in the query. Returns whether to claim again at once.
    */
-  private async pump(): Promise<number> {
-    const heldNow = this.total + [...this.lanes.values()].reduce((n, lane) => n + lane.length, 0);
-    const room = this.maxHeld - heldNow;
-    if (room <= 0) return 0;
-    const perOrigin = this.options.perTargetConcurrency * lookahead;
-    const origins = new Set([...this.inFlight.keys(), ...this.lanes.keys()]);
-    const saturated = [...origins].filter((origin) => this.held(origin) >= perOrigin);
-    // Candidates enough to top up every origin with room, and one origin's worth for origins
+  private async pump(): Promise<boolean> {
+    const free = this.maxHeld - this.lanes.heldTotal();
+    if (free <= 0) return false;
+    const origins = this.lanes.origins();
+    const room = (origin: string) => this.lanes.capacity(origin) - this.lanes.held(origin);
+    const saturated = [...origins].filter((origin) => room(origin) <= 0);
+    // Candidates enough to top up every origin with room, and one lane's worth for origins
     // not held yet (a full origin is skipped in the query, so others surface at the next claim).
-    const wanted = [...origins].reduce((n, origin) => n + Math.max(0, perOrigin - this.held(origin)), perOrigin);
-    const claimed = await this.options.queue.claim({
-      limit: Math.min(room, 200, wanted),
-      leaseMs: this.leaseMs,
-      saturated,
-      pick: (candidates) => {
-        const taken = new Map<string, number>();
-        return candidates.filter((d: Candidate) => {
-          const count = taken.get(d.target_origin) ?? 0;
-          if (this.held(d.target_origin) + count >= perOrigin) return false;
-          taken.set(d.target_origin, count + 1);
-          return true;
-        });
-      },
-    });
+    const fresh = this.options.perTargetConcurrency * lookahead.min;
+    const wanted = [...origins].reduce((n, origin) => n + Math.max(0, room(origin)), fresh);
+    const limit = Math.min(free, maxClaim, wanted);
+    // Finished attempts go with the claim: one transaction for both.
+    const records = this.recorder.take();
+    let seen = 0;
+    let claimed: Due[];
+    try {
+      claimed = await this.options.queue.claim({
+        limit,
+        leaseMs: this.leaseMs,
+        saturated,
+        records,
+        pick: (candidates) => {
+          seen = candidates.length;
+          const taken = new Map<string, number>();
+          return candidates.filter((d: Candidate) => {
+            const count = taken.get(d.target_origin) ?? 0;
+            if (count >= (origins.has(d.target_origin) ? room(d.target_origin) : fresh)) return false;
+            taken.set(d.target_origin, count + 1);
+            return true;
+          });
+        },
+      });
+    } catch (err) {
+      this.recorder.putBack(records);
+      throw err;
+    }
+    this.recorder.recorded(records);
     for (const delivery of claimed) {
       this.leased.add(delivery);
-      const lane = this.lanes.get(delivery.target_origin);
-      if (lane) lane.push(delivery);
-      else this.lanes.set(delivery.target_origin, [delivery]);
+      if (this.refilling.delete(delivery.target_origin) && !this.ranDry.has(delivery.target_origin)) this.lanes.keptUp(delivery.target_origin);
+      this.ranDry.delete(delivery.target_origin);
     }
-    for (const origin of new Set(claimed.map((d) => d.target_origin))) this.drain(origin);
-    return claimed.length;
+    this.lanes.add(claimed);
+    // Claim again at once only when this claim was cut short by its limit: more may be due
+    // for origins with room. Otherwise the lanes call for the next claim when they run low;
+    // claiming again while every origin is full would walk their whole backlog for nothing.
+    return seen === limit && claimed.length === seen;
   }
 
   /**
-   * Starts sending from an origin's lane while it has free slots. A delivery whose lease no
-   * longer covers a send (renewals failed while the database was away) is let go unsent:
-   * whoever claims it after the lease sends it.
+   * A delivery whose lease no longer covers a send (renewals failed while the database was
+   * away) is let go unsent: whoever claims it after the lease sends it.
    */
-  private drain(origin: string): void {
-    const lane = this.lanes.get(origin);
-    while (lane && lane.length > 0 && (this.inFlight.get(origin) ?? 0) < this.options.perTargetConcurrency) {
-      const next = lane.shift()!;
-      if (next.leased_until - this.options.clock.now() < this.options.timeoutMs) this.leased.delete(next);
-      else this.launch(next);
-    }
-    if (lane && lane.length === 0) this.lanes.delete(origin);
+  private letGoIfExpiring(delivery: Due): boolean {
+    if (delivery.leased_until - this.options.clock.now() >= this.options.timeoutMs) return false;
+    this.leased.delete(delivery);
+    return true;
   }
 
   private launch(delivery: Due): void {
     const origin = delivery.target_origin;
-    this.inFlight.set(origin, (this.inFlight.get(origin) ?? 0) + 1);
-    this.total += 1;
     const work = this.attempt(delivery).then((record) => {
-      this.finished.push(record);
-      this.flushSoon();
-    });
-    this.sending.add(work);
-    void work.finally(() => {
-      this.sending.delete(work);
-      this.total -= 1;
-      const left = (this.inFlight.get(origin) ?? 1) - 1;
-      if (left === 0) this.inFlight.delete(origin);
-      else this.inFlight.set(origin, left);
-      if (this.stopped) return;
-      // The freed slot takes the next claimed delivery of the lane at once. The lane is topped
-      // up once it has run half down (so one claim brings many), or when the origin has nothing
-      // left to send; completions within a few ms share one claim.
-      this.drain(origin);
-      const low = this.held(origin) <= (this.options.perTargetConcurrency * lookahead) / 2;
-      if (!low && this.lanes.has(origin)) return;
-      if (this.pumping) this.again = true;
-      else if (this.timerAt > Date.now() + coalesceMs) this.schedule(coalesceMs);
-    });
-  }
-
-  /**
-   * Records the finished attempts shortly. When the database cannot take them, they are kept
-   * and written again with backoff (a record is idempotent, see DeliveryQueue.record): their
-   * deliveries stay leased meanwhile, and are due again as soon as the records land rather
-   * than when the leases expire.
-   */
-  private flushSoon(delayMs = flushAfterMs): void {
-    if (this.flushTimer) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = null;
-      void this.flush().then(
-        () => {
-          this.flushBackoffMs = 0;
-        },
-        (err: unknown) => {
-          this.flushBackoffMs = Math.min(maxBackoffMs, Math.max(250, this.flushBackoffMs * 2));
-          this.options.logger.warn({ err: (err as Error).message, retryInMs: this.flushBackoffMs }, 'could not record delivery attempts; retrying');
-          if (!this.stopped) this.flushSoon(this.flushBackoffMs);
-        },
-      );
-    }, delayMs);
-  }
-
-  /** Writes the finished attempts so far in one transaction, after any flush in progress; on failure they stay queued. */
-  private flush(): Promise<void> {
-    this.flushing = this.flushing.catch(() => undefined).then(async () => {
-      const batch = this.finished;
-      this.finished = [];
-      try {
-        await this.options.queue.record(batch);
-        // Recorded: the lease is over (kept renewed until here, so a slow record loses nothing).
-        for (const r of batch) this.leased.delete(r.delivery);
-      } catch (err) {
-        this.finished = batch.concat(this.finished);
-        throw err;
+      this.recorder.add(record);
+      this.lanes.finished(origin);
+      if (this.loop.isStopped) return;
+      // The freed slot takes the next claimed delivery of the lane at once. The lane asks for
+      // a top-up once, when it has run half down (so one claim brings half a lane), and
+      // whenever it is empty; completions within a few ms share one claim.
+      this.lanes.drain(origin);
+      if (!this.lanes.has(origin) && this.refilling.has(origin) && !this.ranDry.has(origin)) {
+        this.ranDry.add(origin);
+        this.lanes.ranDry(origin);
+      }
+      const low = this.lanes.held(origin) <= this.lanes.capacity(origin) / 2;
+      if (!this.lanes.has(origin) || (low && !this.refilling.has(origin))) {
+        if (low) this.refilling.add(origin);
+        this.loop.wake(coalesceMs);
       }
     });
-    return this.flushing;
+    void this.loop.track(work);
   }
 
   /** Signs and sends one delivery; never throws. */
@@ -359,32 +281,14 @@ export class WebhookDeliverer {
   }
 
   private outcome(delivery: Due, result: SendResult): AttemptRecord {
-    const { clock, retryScheduleMs, logger } = this.options;
-    const now = clock.now();
+    const now = this.options.clock.now();
     const attempt = delivery.attempts + 1;
-    let outcome: Outcome;
-    let nextAttemptAt: number | null = null;
-    if (result.status !== null && result.status >= 200 && result.status < 300) outcome = 'delivered';
-    else if (result.status === 410) outcome = 'disabled';
-    else if (attempt > retryScheduleMs.length) outcome = 'dead';
-    else {
-      outcome = 'retrying';
-      nextAttemptAt = now + Math.max(retryScheduleMs[attempt - 1]!, Math.min(result.retryAfterMs ?? 0, maxRetryAfterMs));
-    }
+    const { outcome, nextAttemptAt } = decide(attempt, result, this.options.retryScheduleMs, now);
     this.options.metrics?.deliveryOutcome(outcome, result.durationMs);
-    logger[outcome === 'delivered' ? 'debug' : 'info'](
+    this.options.logger[outcome === 'delivered' ? 'debug' : 'info'](
       { hook: delivery.hook_id, event: delivery.event_id, attempt, status: result.status, error: result.error, outcome },
       'webhook attempt',
     );
-    return {
-      delivery,
-      attempt,
-      outcome,
-      statusCode: result.status,
-      error: result.error,
-      durationMs: result.durationMs,
-      attemptedAt: now,
-      nextAttemptAt,
-    };
+    return { delivery, attempt, outcome, statusCode: result.status, error: result.error, durationMs: result.durationMs, attemptedAt: now, nextAttemptAt };
   }
 }

@@ -1,54 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
-import { formatMicros, type Clock } from '../time/timestamps.js';
+import type { Clock } from '../time/timestamps.js';
+import { expireDeliveries, recordAttempts, recordAttemptsIn } from './attempt-log.js';
+import type { AttemptRecord, ClaimOptions, Due } from './delivery-types.js';
 
-/** A delivery leased to this replica, with what it takes to send it. */
-export interface Due {
-  id: number;
-  hook_id: string;
-  webhook_id: string;
-  attempts: number;
-  target_url: string;
-  target_origin: string;
-  secret_cipher: string;
-  event_id: string;
-  type: string;
-  occurred_at: string;
-  payload: string;
-  /** When this replica's lease ends (ms); moved on by `renew`. */
-  leased_until: number;
-}
-
-/** A due delivery before it is leased: enough to choose by origin. */
-export interface Candidate {
-  id: number;
-  target_origin: string;
-}
-
-export type Outcome = 'delivered' | 'disabled' | 'retrying' | 'dead';
-
-/** One finished attempt, ready to be recorded. */
-export interface AttemptRecord {
-  delivery: Due;
-  attempt: number;
-  outcome: Outcome;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-  attemptedAt: number;
-  nextAttemptAt: number | null;
-}
-
-export interface ClaimOptions {
-  /** Candidates looked at; at most `pick` of them are leased. */
-  limit: number;
-  leaseMs: number;
-  /** Origins at their concurrency limit: skipped in the query. */
-  saturated: string[];
-  /** Which candidates to lease (per-origin slots); the rest stay free for others. */
-  pick: (candidates: Candidate[]) => Candidate[];
-}
+export type { AttemptRecord, Candidate, ClaimOptions, Due, Outcome } from './delivery-types.js';
 
 /**
  * The delivery queue (CONTRACT 6.4, 10): the `deliveries` table. A due delivery is leased to
@@ -65,6 +22,7 @@ export class DeliveryQueue {
   async claim(options: ClaimOptions): Promise<Due[]> {
     const now = this.clock.now();
     return this.db.transaction(async (trx) => {
+      await recordAttemptsIn(trx, options.records ?? []);
       // Candidates first, ids and origins only: most may be left for later (their origin's
       // lane is full), so the payloads are read for the picked ones alone.
       // Anything due at all? One step on the due index; without it, the fair-order scan below
@@ -164,117 +122,14 @@ export class DeliveryQueue {
     }
   }
 
-  /**
-   * Records finished attempts in one transaction: each delivery's new state, the attempt log
-   * (the latest 100 per hook are kept), and for a 410 the hook disabled with its queue
-   * cancelled. A delivery cancelled meanwhile (another attempt's 410) stays cancelled; one
-   * whose hook was deleted while the attempt was in flight is gone, and so is its record.
-   *
-   * A record applies only to a delivery still at the attempt before it (`attempts = attempt -
-   * 1`), so writing a batch again after a commit whose answer was lost changes nothing, and a
-   * late record (its lease expired and another replica tried and recorded the same attempt)
-   * is skipped rather than counted twice.
-   */
-  async record(records: AttemptRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    await this.db.transaction(async (trx) => {
-      const still = new Set<number>();
-      const final = records.filter((r) => r.outcome === 'delivered' || r.outcome === 'dead');
-      // One statement per outcome and attempt number (a batch mostly shares both).
-      const groups = new Map<string, AttemptRecord[]>();
-      for (const r of final) groups.set(`${r.outcome} ${r.attempt}`, [...(groups.get(`${r.outcome} ${r.attempt}`) ?? []), r]);
-      for (const group of groups.values()) {
-        const { outcome: status, attempt } = group[0]!;
-        for (const ids of chunks(group.map((r) => r.delivery.id))) {
-          const rows = await trx
-            .updateTable('deliveries')
-            .set({ status: sql`CASE WHEN status = 'cancelled' THEN status ELSE ${status} END`, attempts: attempt, leased_until: 0 })
-            .where('id', 'in', ids)
-            .where('attempts', '=', attempt - 1)
-            .returning('id')
-            .execute();
-          for (const row of rows) still.add(Number(row.id));
-        }
-      }
-      for (const r of records.filter((x) => x.outcome === 'retrying' || x.outcome === 'disabled')) {
-        const row = await trx
-          .updateTable('deliveries')
-          .set({
-            status: sql`CASE WHEN status = 'cancelled' THEN status ELSE ${r.outcome === 'retrying' ? 'pending' : 'cancelled'} END`,
-            attempts: r.attempt,
-            next_attempt_at: r.nextAttemptAt ?? sql`next_attempt_at`,
-            // A retry takes its place by when it is due: the claim's scan in fair_at order
-            // then meets due deliveries first, however many retries wait for later.
-            fair_at: r.nextAttemptAt === null ? sql`fair_at` : sql`CASE WHEN fair_at < ${r.nextAttemptAt} THEN ${r.nextAttemptAt} ELSE fair_at END`,
-            leased_until: 0,
-          })
-          .where('id', '=', r.delivery.id)
-          .where('attempts', '=', r.attempt - 1)
-          .returning('id')
-          .executeTakeFirst();
-        if (row) still.add(Number(row.id));
-        if (row && r.outcome === 'disabled') {
-          await trx
-            .updateTable('hooks')
-            .set({ status: 'disabled', status_reason: 'The receiver answered 410 Gone', disabled_at: r.attemptedAt })
-            .where('id', '=', r.delivery.hook_id)
-            .execute();
-          await trx.updateTable('deliveries').set({ status: 'cancelled' }).where('hook_id', '=', r.delivery.hook_id).where('status', '=', 'pending').execute();
-        }
-      }
-      const logged = records.filter((r) => still.has(r.delivery.id));
-      if (logged.length === 0) return;
-      await trx.insertInto('delivery_attempts').values(logged.map(attemptRow)).execute();
-      for (const hookId of new Set(logged.map((r) => r.delivery.hook_id))) {
-        const cutoff = await trx.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(100).executeTakeFirst();
-        if (cutoff) await trx.deleteFrom('delivery_attempts').where('hook_id', '=', hookId).where('id', '<=', cutoff.id).execute();
-      }
-    });
+  /** Records finished attempts in one transaction (see `recordAttempts`). */
+  record(records: AttemptRecord[]): Promise<void> {
+    return recordAttempts(this.db, records);
   }
 
-  /**
-   * Deliveries still pending whose event was logged before `cutoff` (ms) are given up: `dead`,
-   * with an attempt record that says why, so the end shows in the hook's deliveries list instead
-   * of the delivery vanishing with its event. Returns how many.
-   */
-  async expire(cutoff: number, reason: string): Promise<number> {
-    const now = this.clock.now();
-    let expired = 0;
-    for (;;) {
-      const done = await this.db.transaction(async (trx) => {
-        const rows = await trx
-          .selectFrom('deliveries as d')
-          .innerJoin('events as e', 'e.seq', 'd.event_seq')
-          .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
-          .where('d.status', '=', 'pending')
-          .where('e.created_at', '<', cutoff)
-          .limit(500)
-          .execute();
-        if (rows.length === 0) return 0;
-        await trx.updateTable('deliveries').set({ status: 'dead', leased_until: 0 }).where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'pending').execute();
-        await trx
-          .insertInto('delivery_attempts')
-          .values(
-            rows.map((r) => ({
-              delivery_id: r.id,
-              hook_id: r.hook_id,
-              event_id: r.event_id,
-              webhook_id: r.webhook_id,
-              attempt: r.attempts + 1,
-              status_code: null,
-              error: reason,
-              duration_ms: 0,
-              attempted_at: formatMicros(now * 1000),
-              next_attempt_at: null,
-              outcome: 'dead',
-            })),
-          )
-          .execute();
-        return rows.length;
-      });
-      expired += done;
-      if (done < 500) return expired;
-    }
+  /** Gives up pending deliveries whose event was logged before `cutoff` (see `expireDeliveries`). */
+  expire(cutoff: number, reason: string): Promise<number> {
+    return expireDeliveries(this.db, this.clock.now(), cutoff, reason);
   }
 
   /**
@@ -302,20 +157,4 @@ export class DeliveryQueue {
       oldestDueMs: firstDue === null ? 0 : Math.max(0, now - firstDue),
     };
   }
-}
-
-function attemptRow(r: AttemptRecord) {
-  return {
-    delivery_id: r.delivery.id,
-    hook_id: r.delivery.hook_id,
-    event_id: r.delivery.event_id,
-    webhook_id: r.delivery.webhook_id,
-    attempt: r.attempt,
-    status_code: r.statusCode,
-    error: r.error,
-    duration_ms: r.durationMs,
-    attempted_at: formatMicros(r.attemptedAt * 1000),
-    next_attempt_at: r.nextAttemptAt === null ? null : formatMicros(r.nextAttemptAt * 1000),
-    outcome: r.outcome,
-  };
 }
