@@ -528,13 +528,15 @@ describe('the server (dist/src/main.js)', () => {
     expect(counts(dbPath)).toMatchObject({ devices: 40, api_keys: 5 });
   }, 40_000);
 
-  test('a second start on the same database does not re-import the demo', async () => {
+  test('a second start on the same database imports the untouched demo again, so its heartbeats count from that start', async () => {
     const dbPath = newDbPath();
     const first = await startServer({ DATABASE_PATH: dbPath }, /Demo key/);
     expect((await stop(first)).code).toBe(0);
     const second = await startServer({ DATABASE_PATH: dbPath }, /Demo key/);
-    expect(second.stdout()).not.toContain('dataset imported');
+    expect(second.stdout()).toContain('dataset imported');
+    expect(second.stdout()).toContain('Heartbeat times count from this start');
     expect((await stop(second)).code).toBe(0);
+    expect(counts(dbPath)).toMatchObject({ devices: 40, api_keys: 5 });
   }, 40_000);
 
   test('with DATASET the given file is imported and no demo banner is printed', async () => {
