@@ -45,7 +45,7 @@ const maxBackoffMs = 10_000;
 const coalesceMs = 5;
 
 /**
- * The device-status poller (CONTRACT 6.3, 10). Every replica runs one; they share the work
+ * The device-status poller (docs/triggers.md). Every replica runs one; they share the work
  * through the watches' leases: a replica claims the keys that are due, polls each (the first
  * poll of a key records a baseline and emits nothing; later ones diff against the stored
  * snapshot), and records snapshot, events, deliveries and the key's next poll time in one

@@ -8,7 +8,7 @@ import type { AttemptRecord, ClaimOptions, Due } from './delivery-types.js';
 export type { AttemptRecord, Candidate, ClaimOptions, Due, Outcome } from './delivery-types.js';
 
 /**
- * The delivery queue (CONTRACT 6.4, 10): the `deliveries` table. A due delivery is leased to
+ * The delivery queue (docs/webhooks.md): the `deliveries` table. A due delivery is leased to
  * one replica (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so replicas claim disjoint rows without
  * waiting; SQLite: under its write lock); a lease that outlives its replica expires and the
  * delivery is sent again with the same `webhook-id`.
