@@ -285,7 +285,8 @@ export class WebhookDeliverer {
     const attempt = delivery.attempts + 1;
     const { outcome, nextAttemptAt } = decide(attempt, result, this.options.retryScheduleMs, now);
     this.options.metrics?.deliveryOutcome(outcome, result.durationMs);
-    this.options.logger[outcome === 'delivered' ? 'debug' : 'info'](
+    // A delivered attempt is routine; every failed one (retrying, gone, dead) is worth a look.
+    this.options.logger[outcome === 'delivered' ? 'debug' : 'warn'](
       { hook: delivery.hook_id, event: delivery.event_id, attempt, status: result.status, error: result.error, outcome },
       'webhook attempt',
     );
