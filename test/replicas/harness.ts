@@ -95,12 +95,19 @@ export async function inParallel<T>(items: readonly T[], limit: number, task: (i
 /** Subscribes one hook per key of the fleet (`POST /v1/hooks`), spread over the replicas; keeps the secrets in the receiver. */
 export async function subscribeAll(set: ReplicaSet, fleet: FleetUpstream, receiver: SigningReceiver, keys: readonly number[]): Promise<void> {
   await inParallel(keys, 8, async (key) => {
-    const res = await fetch(`${set.url(key % set.replicas.length)}/v1/hooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${fleetKey(key)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ target_url: receiver.target(key) }),
-    });
-    const body = (await res.json()) as { secret?: string; message?: string };
+    // A subscription's baseline poll asks the upstream, whose timeout here is short: on a busy
+    // machine a 504 is retried as a client would (the same subscription is the same hook).
+    let res: Response;
+    let body: { secret?: string; message?: string };
+    for (let attempt = 1; ; attempt++) {
+      res = await fetch(`${set.url(key % set.replicas.length)}/v1/hooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fleetKey(key)}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ target_url: receiver.target(key) }),
+      });
+      body = (await res.json()) as { secret?: string; message?: string };
+      if (res.status !== 504 || attempt === 3) break;
+    }
     if (res.status !== 201 || !body.secret) throw new Error(`POST /v1/hooks for key ${key}: ${res.status} ${JSON.stringify(body)}`);
     receiver.secrets.set(key, body.secret);
   });
