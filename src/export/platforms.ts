@@ -1,4 +1,5 @@
 import type { Manifest } from '../manifest/schema.js';
+import { n8nApp, N8nExportError, n8nPackageName } from './n8n.js';
 import { zapierApp, ZapierExportError } from './zapier.js';
 
 /**
@@ -35,6 +36,19 @@ With a Zapier account: npx zapier-platform login, then
   npx zapier-platform register "${manifest.name}"   # once
   npx zapier-platform push`,
   },
+  n8n: {
+    title: 'n8n',
+    files: (manifest, options) => n8nApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  npm run lint && npm run build                 # n8n-node lint and build
+  npm run scan                                  # n8n's community-package scanner on the packed package
+  CONNECTOR_API_KEY=<key> npm test              # in a real n8n (installed once, about 3 GB)
+
+Install into self-hosted n8n: npm pack, then in ~/.n8n/nodes: npm install <path to the .tgz>
+(or publish ${n8nPackageName} to npm and install it under Settings → Community nodes).`,
+  },
 } satisfies Record<string, Exporter>;
 
 export type Platform = keyof typeof registry;
@@ -42,5 +56,5 @@ export const exporters: Record<Platform, Exporter> = registry;
 export const platformNames = Object.keys(exporters) as Platform[];
 
 export function isExportError(err: unknown): err is Error {
-  return err instanceof ExportError || err instanceof ZapierExportError;
+  return err instanceof ExportError || err instanceof ZapierExportError || err instanceof N8nExportError;
 }
