@@ -110,7 +110,8 @@ function operationOption(operation: OperationSpec): INodePropertyOptions {
 		action: operation.title,
 		routing: {
 			request: { method: operation.request.method, url: operation.request.path },
-			send: { preSend: [sendInputs] },
+			// `paginate` hands the request to `readPages` (n8n calls it only when it is set).
+			send: { preSend: [sendInputs], ...(operation.paging ? { paginate: true } : {}) },
 			output: { postReceive: [receiveRecords] },
 			...(operation.paging ? { operations: { pagination: readPages } } : {}),
 		},
