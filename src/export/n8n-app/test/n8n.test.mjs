@@ -188,9 +188,16 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			});
 			await n8n.activate(workflow);
 			try {
-				const response = await fetch(`${n8n.url}/webhook/${path}`);
-				const text = await response.text();
-				return { status: response.status, body: text ? JSON.parse(text) : undefined };
+				// n8n registers the production webhook just after the activation call answers.
+				for (let attempt = 0; ; attempt++) {
+					const response = await fetch(`${n8n.url}/webhook/${path}`);
+					const text = await response.text();
+					if (response.status === 404 && text.includes('not registered') && attempt < 60) {
+						await sleep(500);
+						continue;
+					}
+					return { status: response.status, body: text ? JSON.parse(text) : undefined };
+				}
 			} finally {
 				await n8n.deactivate(workflow.id);
 			}
@@ -263,7 +270,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			parameters: { trigger: 'device_offline', ...extra },
 			credentials: { signageConnectorApi: { id: credential.id, name: credential.name } },
 		});
-		const [first, second] = [devices[11], devices[12]];
+		const device = (i) => devices[i];
 
 		it('activating the webhook trigger makes exactly one hook', async () => {
 			instant = await n8n.createWorkflow({
@@ -291,7 +298,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 		});
 
 		it('a status change runs each trigger once with the Event', async () => {
-			await control(first.id, 'offline');
+			await control(device(11).id, 'offline');
 			const got = await waitFor('the webhook delivery', async () => {
 				const out = await itemsOf(instant.id, 'Instant');
 				return out.count > 0 ? out : undefined;
@@ -300,7 +307,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			const [event] = got.items;
 			assert.match(event.id, /^evt_/);
 			assert.equal(event.type, 'device.offline');
-			assert.equal(event.device.id, first.id.toLowerCase());
+			assert.equal(event.device.id, device(11).id.toLowerCase());
 			assert.equal(event.status, 'offline');
 			assert.equal(event.data, undefined, 'the Event, not the delivery envelope');
 			const polled = await waitFor('the poll', async () => {
@@ -334,7 +341,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			await n8n.start();
 			await n8n.signIn();
 			assert.equal((await hooksOf()).length, 1, 'n8n found its hook instead of making another');
-			await control(second.id, 'offline');
+			await control(device(12).id, 'offline');
 			const got = await waitFor('the second delivery', async () => {
 				const out = await itemsOf(instant.id, 'Instant');
 				return out.count > 1 ? out : undefined;
@@ -347,7 +354,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			// The poll n8n made when it started again emitted nothing seen before the restart.
 			await sleep(3000);
 			const final = await itemsOf(polling.id, 'Polling');
-			assert.deepEqual(final.items.map((e) => e.device.id), [first.id, second.id].map((id) => id.toLowerCase()));
+			assert.deepEqual(final.items.map((e) => e.device.id), [device(11).id, device(12).id].map((id) => id.toLowerCase()));
 			assert.deepEqual(
 				final.items.map((e) => e.id).sort(),
 				got.items.map((e) => e.id).sort(),
@@ -360,8 +367,8 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			await n8n.deactivate(instant.id);
 			await n8n.deactivate(polling.id);
 			assert.deepEqual(await hooksOf(), []);
-			await control(first.id, 'online');
-			await control(second.id, 'online');
+			await control(device(11).id, 'online');
+			await control(device(12).id, 'online');
 		});
 	});
 });

@@ -2,7 +2,6 @@
 // into the platform cache and reused by later runs. This package's own devDependencies stay light.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,18 +24,12 @@ function run(command, args, options) {
 export function ensureRuntime() {
 	const dir = join(cacheDir, 'n8n-runtime');
 	const ready = join(dir, `.ready-n8n-${versions.n8n}-node-${versions.node}`);
-	const paths = () => {
-		const require = createRequire(join(dir, 'package.json'));
-		const nodePackage = dirname(require.resolve('node/package.json'));
-		const platformPackage = dirname(
-			createRequire(join(nodePackage, 'package.json')).resolve(`node-${process.platform}-${process.arch}/package.json`),
-		);
-		return {
-			dir,
-			node: join(platformPackage, 'bin', 'node'),
-			n8n: join(dir, 'node_modules', 'n8n', 'bin', 'n8n'),
-		};
-	};
+	// The node package's install script puts the platform's Node.js binary at bin/node.
+	const paths = () => ({
+		dir,
+		node: join(dir, 'node_modules', 'node', 'bin', 'node'),
+		n8n: join(dir, 'node_modules', 'n8n', 'bin', 'n8n'),
+	});
 	if (existsSync(ready)) return paths();
 	const started = Date.now();
 	mkdirSync(dir, { recursive: true });
