@@ -277,12 +277,18 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 				name: 'instant trigger',
 				nodes: [{ ...triggerNode('Instant', 'signageConnectorTrigger'), webhookId: randomUUID() }],
 			});
+			// n8n registers the webhook (and so creates the hook) just after the activation call answers.
 			await n8n.activate(instant);
+			await waitFor('the hook', async () => (await hooksOf()).length > 0, 60_000);
+			await sleep(2000);
 			const hooks = await hooksOf();
 			assert.equal(hooks.length, 1, JSON.stringify(hooks));
 			assert.deepEqual(hooks[0].events, ['device.offline']);
 			await n8n.deactivate(instant.id);
+			await waitFor('the hook to go', async () => (await hooksOf()).length === 0, 60_000);
 			await n8n.activate(instant);
+			await waitFor('the hook again', async () => (await hooksOf()).length > 0, 60_000);
+			await sleep(2000);
 			assert.equal((await hooksOf()).length, 1, 'still one after deactivating and activating again');
 		});
 
@@ -340,6 +346,13 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			await n8n.stop();
 			await n8n.start();
 			await n8n.signIn();
+			// Registered again once a delivery is answered 401 (unsigned) instead of 404.
+			const [hook] = await hooksOf();
+			await waitFor('the webhook after the restart', async () => {
+				const response = await fetch(hook.target_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+				return response.status === 401;
+			}, 60_000);
+			await sleep(2000);
 			assert.equal((await hooksOf()).length, 1, 'n8n found its hook instead of making another');
 			await control(device(12).id, 'offline');
 			const got = await waitFor('the second delivery', async () => {
@@ -354,7 +367,10 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			// The poll n8n made when it started again emitted nothing seen before the restart.
 			await sleep(3000);
 			const final = await itemsOf(polling.id, 'Polling');
-			assert.deepEqual(final.items.map((e) => e.device.id), [device(11).id, device(12).id].map((id) => id.toLowerCase()));
+			assert.deepEqual(
+				final.items.map((e) => e.device.id).sort(),
+				[device(11).id, device(12).id].map((id) => id.toLowerCase()).sort(),
+			);
 			assert.deepEqual(
 				final.items.map((e) => e.id).sort(),
 				got.items.map((e) => e.id).sort(),
@@ -366,6 +382,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 		it('deactivating the webhook trigger deletes its hook', async () => {
 			await n8n.deactivate(instant.id);
 			await n8n.deactivate(polling.id);
+			await waitFor('no hook', async () => (await hooksOf()).length === 0, 60_000);
 			assert.deepEqual(await hooksOf(), []);
 			await control(device(11).id, 'online');
 			await control(device(12).id, 'online');
