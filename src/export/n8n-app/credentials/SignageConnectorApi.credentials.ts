@@ -62,5 +62,13 @@ export class SignageConnectorApi implements ICredentialType {
 			url: connector.auth.test.path,
 			method: connector.auth.test.method === 'POST' ? 'POST' : 'GET',
 		},
+		// n8n shows the HTTP status text of a failed test; these are the connector's own messages.
+		rules: [
+			{ type: 'responseCode', properties: { value: 401, message: 'Invalid API key' } },
+			{
+				type: 'responseCode',
+				properties: { value: 403, message: 'The key lacks a scope these nodes need' },
+			},
+		],
 	};
 }

@@ -93,7 +93,7 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 				credentials: { id: bad.id, name: bad.name, type: 'signageConnectorApi', data: { baseUrl, apiKey: 'sk_wrong_key_for_the_test' } },
 			});
 			assert.equal(result.status, 'Error', JSON.stringify(result));
-			console.log(`wrong key: ${result.message}`);
+			assert.equal(result.message, 'Invalid API key', 'the connector\'s message');
 		});
 	});
 
