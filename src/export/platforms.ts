@@ -2,6 +2,7 @@ import type { Manifest } from '../manifest/schema.js';
 import { activepiecesApp } from './activepieces.js';
 import { ExportError } from './export-error.js';
 import { makeApp } from './make.js';
+import { n8nApp, n8nPackageName } from './n8n.js';
 import { pipedreamApp } from './pipedream.js';
 import { zapierApp } from './zapier.js';
 
@@ -76,6 +77,19 @@ Install Piece → upload the .tgz (or publish it to your npm registry and give i
 With the Pipedream CLI (pd login first), in a workspace that has the app:
   pd publish actions/<action>/<action>.mjs      # each action
   pd deploy sources/<source>/<source>.mjs       # each source you want running`,
+  },
+  n8n: {
+    title: 'n8n',
+    files: (manifest, options) => n8nApp(manifest, options),
+    nextSteps: (dir: string) => `
+  cd ${dir}
+  npm install
+  npm run lint && npm run build                 # n8n-node lint and build
+  npm run scan                                  # n8n's community-package scanner on the packed package
+  CONNECTOR_API_KEY=<key> npm test              # in a real n8n (installed once, about 3 GB)
+
+Install into self-hosted n8n: npm pack, then in ~/.n8n/nodes: npm install <path to the .tgz>
+(or publish ${n8nPackageName} to npm and install it under Settings → Community nodes).`,
   },
 } satisfies Record<string, Exporter>;
 

@@ -20,7 +20,7 @@ function markdownUnder(dir: string): string[] {
 
 const documents = ['README.md', ...markdownUnder('docs')];
 /** Also user-facing: the README of the exported Zapier app. */
-const userFacing = [...documents, ...['zapier', 'activepieces', 'pipedream', 'make'].map((platform) => `src/export/${platform}-app/README.md`).filter((path) => existsSync(join(projectRoot, path)))];
+const userFacing = [...documents, ...['zapier', 'n8n', 'activepieces', 'pipedream', 'make'].map((platform) => `src/export/${platform}-app/README.md`).filter((path) => existsSync(join(projectRoot, path)))];
 
 const read = (path: string) => readFileSync(join(projectRoot, path), 'utf8');
 
