@@ -20,7 +20,7 @@ const path = `/v1/menus/${benchMenuId}/groups/options`;
 const headers = { 'X-API-Key': benchKey };
 const initialWarmupMs = 2000;
 const slotWarmupMs = 500;
-const targetRatio = 0.8;
+const targetRatio = 0.85;
 
 interface Target {
   role: TargetRole;
