@@ -61,6 +61,8 @@ export class DeviceStatusPoller {
   private polling = 0;
   private lastPruneAt = 0;
   private forced: Promise<PollResult> | null = null;
+  /** Keys being polled under this replica's lease: renewed while their polls run. */
+  private readonly leased = new Set<string>();
 
   constructor(private readonly options: PollerOptions) {
     this.loop = new ClaimLoop({
@@ -72,6 +74,12 @@ export class DeviceStatusPoller {
       coalesceMs,
       minBackoffMs: this.tickMs,
       maxBackoffMs,
+      // A poll of a very big key may outlast one lease: its lease is renewed while it runs,
+      // so no other replica takes the key meanwhile.
+      renew: {
+        everyMs: Math.max(1000, Math.floor(options.leaseMs / 3)),
+        run: () => options.watches.renew(this.owner, [...this.leased], options.leaseMs),
+      },
     });
   }
 
@@ -164,6 +172,7 @@ export class DeviceStatusPoller {
   /** Polls a key this replica leased; returns the number of new events, or null when it failed. */
   private async pollClaimed(watch: Watch): Promise<number | null> {
     const started = this.options.clock.now();
+    this.leased.add(watch.key_hash);
     try {
       return (await this.pollKey(watch, undefined, this.owner, started)).length;
     } catch (err) {
@@ -171,6 +180,8 @@ export class DeviceStatusPoller {
         await this.options.watches.release(watch.key_hash, this.owner, started + this.options.intervalMs).catch(() => undefined);
       }
       return null;
+    } finally {
+      this.leased.delete(watch.key_hash);
     }
   }
 

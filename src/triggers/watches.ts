@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { chunks } from '../db/chunks.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
@@ -106,6 +107,20 @@ export class WatchStore {
       }
       return rows;
     });
+  }
+
+  /** Moves on the leases `owner` still holds on `keys` (polls under way) to `leaseMs` from now. */
+  async renew(owner: string, keys: string[], leaseMs: number): Promise<void> {
+    const until = this.clock.now() + leaseMs;
+    for (const part of chunks(keys)) {
+      await this.db.kysely
+        .updateTable('watches')
+        .set({ leased_until: until })
+        .where('key_hash', 'in', part)
+        .where('lease_owner', '=', owner)
+        .where('leased_until', '>', 0)
+        .execute();
+    }
   }
 
   /** Ends a lease without a recorded poll (a failed poll): the key is due again after `delayMs`. */
