@@ -84,7 +84,7 @@ export const migrations: Array<(t: Types) => string> = [
   CREATE INDEX menus_account ON menus(account_id, position, id);
   `,
   (t) => `
-  -- Connector state (CONTRACT 6.3, 6.4): watched keys, device status snapshots, the event
+  -- Connector state (docs/triggers.md, docs/webhooks.md): watched keys, device status snapshots, the event
   -- log, hooks and their delivery queue (an outbox written in the poller's transaction).
   CREATE TABLE watches (
     key_hash TEXT PRIMARY KEY,
@@ -156,7 +156,7 @@ export const migrations: Array<(t: Types) => string> = [
   CREATE INDEX delivery_attempts_hook ON delivery_attempts(hook_id, id);
   `,
   (t) => `
-  -- Several replicas (CONTRACT 10): a poll lease per watched key, hook identities that make
+  -- Several replicas (README, "Running several replicas"): a poll lease per watched key, hook identities that make
   -- concurrent identical subscriptions one hook, each hook's target origin (deliveries are
   -- claimed per origin, so one slow receiver never holds up the others), and the
   -- failed-attempt counters.

@@ -7,8 +7,8 @@ import type { GroupInput, ItemInput } from '../dataset/schema.js';
 import type { Device, Group, Menu } from '../sources/types.js';
 
 /**
- * What the connector accepts from an upstream that implements seed-interface.md. Strict
- * where the seed is explicit (device fields and types), tolerant where it says "not shown"
+ * What the connector accepts from an upstream that serves the device and menu interface (docs/upstream.md). Strict
+ * where the interface is explicit (device fields and types), tolerant where it says "not shown"
  * (menu records, the `/v1/menus` envelope). Timestamps are normalised to six fractional
  * digits, keeping microseconds; device ids are kept lower case internally; `metadata`
  * totals are recomputed so they always equal their arrays.

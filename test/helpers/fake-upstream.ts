@@ -29,7 +29,7 @@ export interface Fault {
 }
 
 /**
- * A real HTTP upstream on 127.0.0.1:0 that implements seed-interface.md — it is the
+ * A real HTTP upstream on 127.0.0.1:0 that serves the device and menu interface (docs/upstream.md): it is the
  * connector's own embedded mode on its own in-memory database — and records every call.
  * Faults are queued (`failNext`) or permanent (`failAlways`) and injected before routing.
  */
