@@ -25,7 +25,7 @@ export interface Transition {
   at: number;
 }
 
-const offlineAgeMicros = 6 * 60 * 1_000_000; // past the seed's 5 minutes
+const offlineAgeMicros = 6 * 60 * 1_000_000; // past the default 5-minute HEARTBEAT_TIMEOUT_MS
 
 export function fleetKey(index: number): string {
   return `sk_fleet_${String(index).padStart(5, '0')}_0123456789abcdef`;

@@ -5,7 +5,7 @@ import { isWellFormedKey } from '../auth/keys.js';
 /**
  * The dataset file format (docs/datasets.md, `docs/examples/dataset.example.json`). Objects are strict so a typo
  * (`in_stock`) is an error, not silently dropped data; fields the service derives (`metadata`,
- * `is_online`) are accepted and ignored, so an export of the seed's own output imports too.
+ * `is_online`) are accepted and ignored, so an export of the device interface's own output imports too.
  */
 
 const id = z.string().trim().min(1, 'must be a non-empty string').max(200, 'must be at most 200 characters');

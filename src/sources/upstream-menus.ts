@@ -8,7 +8,7 @@ import type { Group, GroupFilter, Menu, MenuSource, Principal } from './types.js
 /**
  * Menus and groups from an upstream implementing docs/menus.md, the key forwarded as X-API-Key.
  * Filters are sent comma-joined (`menus`, `groups`, `tags`). A menu record without a group
- * count gets one from `/v1/groups?menus=<id>` (the seed does not show menu records).
+ * count gets one from `/v1/groups?menus=<id>` (the upstream interface does not show menu records; docs/upstream.md).
  */
 export function upstreamMenuSource(client: UpstreamClient, verdicts: KeyVerdicts, cache?: CachedLoader): MenuSource {
   const cached = upstreamCall(verdicts, cache);

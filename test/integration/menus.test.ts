@@ -480,7 +480,7 @@ describe('GET /v1/groups: values of the tree', () => {
     'tags=daypart:all,temperature:hot',
     'menus=no-such-menu',
     'tags=no-such-tag',
-  ])('every metadata total equals its array length, and every field has the seed shape: ?%s', async (query) => {
+  ])('every metadata total equals its array length, and every field has the documented shape: ?%s', async (query) => {
     const res = await get(`/v1/groups?${query}`).expect(200);
     expectGroupsEnvelope(res.body);
   });

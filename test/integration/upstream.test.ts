@@ -495,7 +495,7 @@ describe('bodies are validated', () => {
     ['a device missing fields', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), { id: 'a4:83:e7:1f:2b:01', name: 'Front counter' }],
     ['a total of the wrong type', '/devices', bearer(keys.ana), { total: '4', data: [] }],
     ['a device field of the wrong type', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ is_online: 'yes' })],
-    ['a null where the seed has no null', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ name: null })],
+    ['a null where the interface has no null', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ name: null })],
     ['a timestamp that is not one', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ registered_at: 'yesterday' })],
     ['a fractional integer', '/devices/a4:83:e7:1f:2b:01', bearer(keys.ana), upstreamDevice({ wifi_signal_strength: -54.5 })],
     ['a device list that is not a list', '/devices', bearer(keys.ana), [upstreamDevice()]],
