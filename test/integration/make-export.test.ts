@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExportError } from '../../src/export/export-error.js';
 import { makeApp } from '../../src/export/make.js';
 import { loadManifest } from '../../src/manifest/load.js';
-import { demoDatasetPath, projectRoot } from '../../src/paths.js';
-import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { projectRoot } from '../../src/paths.js';
+import type { TestApp } from '../helpers/app.js';
+import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-connector.js';
 
 // The Make export (`npm run export -- make`): the files Make's VS Code extension deploys, named
 // from the manifest, and the app's own tests (structure against the extension's schemas, every
@@ -20,24 +19,17 @@ const baseUrl = 'https://connector.example.com';
 
 let tmp: string;
 let t: TestApp;
-let server: Server;
+let connector: ListeningConnector | undefined;
 let base: string;
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-make-test-'));
-  const dataset = JSON.parse(readFileSync(demoDatasetPath, 'utf8'));
-  t = await buildTestApp({ dataset, clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  connector = await listenDemoConnector({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+  ({ t, base } = connector);
 });
 
 afterAll(async () => {
-  if (server) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-  await t?.close();
+  await connector?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
@@ -11,8 +9,8 @@ import { pipedreamApp, pipedreamRuntimeDir } from '../../src/export/pipedream.js
 import { exporters } from '../../src/export/platforms.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import type { Manifest } from '../../src/manifest/schema.js';
-import { demoDatasetPath } from '../../src/paths.js';
-import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-connector.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Any = any;
@@ -28,7 +26,7 @@ const baseUrl = 'https://connector.example.com';
 
 let tmp: string;
 let t: TestApp;
-let server: Server;
+let connector: ListeningConnector | undefined;
 let base: string;
 
 /**
@@ -79,19 +77,12 @@ const api = (path: string) => request(t.app).get(path).set('X-API-Key', demoKey)
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-pipedream-test-'));
-  const dataset = JSON.parse(readFileSync(demoDatasetPath, 'utf8'));
-  t = await buildTestApp({ dataset, clock: new ManualClock(Date.now()) });
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  connector = await listenDemoConnector();
+  ({ t, base } = connector);
 });
 
 afterAll(async () => {
-  if (server) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-  await t?.close();
+  await connector?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import request from 'supertest';
@@ -13,6 +13,7 @@ import { loadManifest } from '../../src/manifest/load.js';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-connector.js';
 import { findNode22 } from '../helpers/node22.js';
 import { ensureBuild } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -37,7 +38,7 @@ let zapier: Any;
 let App: Any;
 let appTester: (method: unknown, bundle?: Record<string, unknown>) => Promise<Any>;
 let t: TestApp;
-let server: Server;
+let connector: ListeningConnector | undefined;
 let base: string;
 let receiver: Receiver;
 
@@ -83,20 +84,12 @@ beforeAll(async () => {
   appTester = zapier.createAppTester(App);
 
   receiver = await new Receiver().start();
-  const dataset = JSON.parse(readFileSync(demoDatasetPath, 'utf8'));
-  // Real wall-clock start: deliveries carry a webhook-timestamp.
-  t = await buildTestApp({ dataset, clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  connector = await listenDemoConnector({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+  ({ t, base } = connector);
 });
 
 afterAll(async () => {
-  if (server) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-  await t?.close();
+  await connector?.close();
   await receiver?.stop();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
