@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
 import { projectRoot } from '../paths.js';
 import type { Definition } from './activepieces-app/src/lib/types.js';
-import { runtimeFiles } from './zapier-runtime.js';
+import { appDir, runtimeFiles } from './app-files.js';
 
 /**
  * The Activepieces exporter: the manifest → a TypeScript piece package on
@@ -23,7 +23,7 @@ export const activepiecesVersions = {
   common: '0.12.5',
 } as const;
 
-export const activepiecesRuntimeDir = join(projectRoot, 'src', 'export', 'activepieces-app');
+export const activepiecesRuntimeDir = appDir('activepieces');
 
 /** The exported module and piece names that flows refer to. */
 export const pieceExportName = 'signageConnector';

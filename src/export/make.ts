@@ -1,7 +1,5 @@
 import { checkBaseUrl } from './export-error.js';
-import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
-import { projectRoot } from '../paths.js';
 import { base, connection, instantTriggerCode, pollingTriggerCode, rpc, searchModuleCode, webhook } from './make-components.js';
 import {
   checkUnique,
@@ -14,7 +12,7 @@ import {
   searchModuleName,
   webhookName,
 } from './make-names.js';
-import { runtimeFiles } from './zapier-runtime.js';
+import { appDir, runtimeFiles } from './app-files.js';
 
 /**
  * The Make exporter: the manifest → a Make custom app as the local project of Make's VS Code
@@ -27,7 +25,7 @@ import { runtimeFiles } from './zapier-runtime.js';
 
 export { MakeExportError } from './make-names.js';
 
-export const makeAppDir = join(projectRoot, 'src', 'export', 'make-app');
+export const makeAppDir = appDir('make');
 
 type Codes = Record<string, unknown>;
 

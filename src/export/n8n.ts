@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import type { Manifest, OptionSource, Trigger } from '../manifest/schema.js';
-import { projectRoot } from '../paths.js';
 import { checkBaseUrl, ExportError } from './export-error.js';
-import { runtimeFiles } from './zapier-runtime.js';
+import { appDir, runtimeFiles } from './app-files.js';
 
 /**
  * The n8n exporter: the manifest → the community node package `n8n-nodes-signage-connector`,
@@ -37,7 +35,7 @@ export const n8nVersions = {
   n8nNode: '24.21.0',
 };
 
-export const n8nAppDir = join(projectRoot, 'src', 'export', 'n8n-app');
+export const n8nAppDir = appDir('n8n');
 
 /** `menu_groups` → `searchMenuGroups`: the `listSearch` method of an option source. */
 export function searchMethodName(sourceId: string): string {

@@ -1,10 +1,8 @@
 import { ExportError, checkBaseUrl } from './export-error.js';
-import { join } from 'node:path';
 import type { Manifest } from '../manifest/schema.js';
-import { projectRoot } from '../paths.js';
 import { jsLiteral } from './js-literal.js';
 import { appSlug, componentFiles, componentKey, componentSlug, pollingKey, reservedPropNames } from './pipedream-components.js';
-import { runtimeFiles } from './zapier-runtime.js';
+import { appDir, runtimeFiles } from './app-files.js';
 
 /**
  * The Pipedream exporter: the manifest → a folder of Pipedream components (an app file,
@@ -20,7 +18,7 @@ export interface PipedreamExportOptions {
   baseUrl: string;
 }
 
-export const pipedreamRuntimeDir = join(projectRoot, 'src', 'export', 'pipedream-app');
+export const pipedreamRuntimeDir = appDir('pipedream');
 
 /** The versions the app is tested with; the lint plugin's only release is 0.3.0. */
 export const pipedreamVersions = {

@@ -2,7 +2,7 @@ import { checkBaseUrl } from './export-error.js';
 import type { Manifest } from '../manifest/schema.js';
 import { triggerKeys, zapierDefinition } from './zapier-definition.js';
 import { installedZapierVersions, packageJson, ZapierExportError, zapierCliNode, type ZapierVersions } from './zapier-package.js';
-import { runtimeFiles } from './zapier-runtime.js';
+import { appDir, runtimeFiles } from './app-files.js';
 
 /**
  * The Zapier exporter: the platform-neutral manifest (`manifests/connector.json`) → a
@@ -50,7 +50,7 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
     SCOPES: manifest.auth.scopes.map((scope) => `\`${scope}\``).join(', '),
     TRIGGERS: keys.map((key) => `- \`${key}\``).join('\n'),
     SEARCHES: definition.searches.map((search) => `- \`${search.key}\`: ${search.display.label}`).join('\n') || 'None.',
-  });
+  }, appDir('zapier'));
   files.set('definition.json', `${JSON.stringify(definition, null, 2)}\n`);
   files.set('package.json', packageJson(manifest, versions));
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));

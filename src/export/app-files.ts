@@ -3,11 +3,13 @@ import { join, relative, sep } from 'node:path';
 import { projectRoot } from '../paths.js';
 
 /**
- * The app's hand-written files (`src/export/zapier-app/`): index.js, lib/, test/, README.md,
- * gitignore. They are real files, type-checked with the rest of the project (checkJs) and
- * run by the export test; the exporter copies them and writes only data beside them.
+ * Each platform app's hand-written files (`src/export/<platform>-app/`: its code, tests,
+ * README and gitignore). They are real files, checked and run by the tests; an exporter copies
+ * them and writes only what comes from the manifest beside them.
  */
-export const runtimeDir = join(projectRoot, 'src', 'export', 'zapier-app');
+export function appDir(platform: string): string {
+  return join(projectRoot, 'src', 'export', `${platform}-app`);
+}
 
 /**
  * Not copied: the package.json that makes the folder CommonJS for the type checker (the
@@ -28,7 +30,7 @@ function walk(dir: string): string[] {
  * Relative output path → text. `{{NAME}}` placeholders in Markdown files are filled from
  * `values`; a placeholder without a value is an error, so none reaches a user.
  */
-export function runtimeFiles(values: Record<string, string>, dir = runtimeDir): Map<string, string> {
+export function runtimeFiles(values: Record<string, string>, dir: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const file of walk(dir).sort()) {
     const path = relative(dir, file).split(sep).join('/');
