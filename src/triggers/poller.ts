@@ -202,9 +202,13 @@ export class DeviceStatusPoller {
     const events: DeviceEvent[] = [];
     const snapshot = new Map<string, Snapshot>();
     let previous: Map<string, Snapshot>;
+    let askedAt = started;
     try {
       const principal = await this.principal(watch, requestId);
       const pages = this.options.devices.pages(principal, devicePageSize)[Symbol.asyncIterator]();
+      // The interval runs from when the source is asked, so two polls of a key reach it at
+      // least an interval apart even when a busy replica started this one late.
+      askedAt = clock.now();
       const first = pages.next();
       first.catch(() => undefined); // awaited below; the snapshot read must not leave it unhandled
       previous = await log.snapshot(watch.key_hash);
@@ -227,7 +231,7 @@ export class DeviceStatusPoller {
     try {
       const fresh = await log.record(watch.key_hash, previous, snapshot, baseline ? [] : events, baseline, {
         owner,
-        nextPollAt: started + this.options.intervalMs,
+        nextPollAt: Math.max(started, askedAt) + this.options.intervalMs,
       });
       if (fresh.length > 0) this.options.onEvents?.(fresh);
       return fresh;
