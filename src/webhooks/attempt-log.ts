@@ -6,7 +6,7 @@ import { formatMicros } from '../time/timestamps.js';
 import type { AttemptRecord } from './delivery-types.js';
 
 /** Attempts kept per hook (GET /v1/hooks/{id}/deliveries shows these). */
-const keptAttempts = 100;
+export const keptAttempts = 100;
 
 /**
  * Records finished attempts in one transaction: each delivery's new state, the attempt log
@@ -76,12 +76,15 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
   for (const part of chunks(logged)) await trx.insertInto('delivery_attempts').values(part.map(attemptRow)).execute();
   // Trimmed back to the latest 100 once a hook has twice that: one delete per hundred
   // attempts rather than one per batch (the list shows the latest 100 either way).
-  for (const hookId of new Set(logged.map((r) => r.delivery.hook_id))) {
-    const over = await trx.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(2 * keptAttempts).executeTakeFirst();
-    if (!over) continue;
-    const cutoff = await trx.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(keptAttempts).executeTakeFirst();
-    if (cutoff) await trx.deleteFrom('delivery_attempts').where('hook_id', '=', hookId).where('id', '<=', cutoff.id).execute();
-  }
+  for (const hookId of new Set(logged.map((r) => r.delivery.hook_id))) await trimAttempts(trx, hookId);
+}
+
+/** Trims a hook's attempt log back to the latest 100 once it holds more than `over`. */
+export async function trimAttempts(db: Kysely<Tables>, hookId: string, over = 2 * keptAttempts): Promise<void> {
+  const beyond = await db.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(over).executeTakeFirst();
+  if (!beyond) return;
+  const cutoff = await db.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(keptAttempts).executeTakeFirst();
+  if (cutoff) await db.deleteFrom('delivery_attempts').where('hook_id', '=', hookId).where('id', '<=', cutoff.id).execute();
 }
 
 /**

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Clock } from '../time/timestamps.js';
 import { ClaimLoop } from '../background/claim-loop.js';
-import type { AttemptRecord, Candidate, DeliveryQueue, Due } from './delivery-queue.js';
+import type { AttemptRecord, ClaimResult, DeliveryQueue, Due } from './delivery-queue.js';
 import type { SendResult, WebhookSender } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -150,8 +150,6 @@ export class WebhookDeliverer {
       limit: 100,
       // Sent through per-origin lanes: the last of a lane may wait for those before it.
       leaseMs: (Math.ceil(100 / perTargetConcurrency) + 1) * this.options.timeoutMs + 5000,
-      saturated: [],
-      pick: (candidates) => candidates,
     });
     const lanes = new Map<string, Due[]>();
     for (const d of claimed) lanes.set(d.target_origin, [...(lanes.get(d.target_origin) ?? []), d]);
@@ -178,49 +176,35 @@ export class WebhookDeliverer {
     const free = this.maxHeld - this.lanes.heldTotal();
     if (free <= 0) return false;
     const origins = this.lanes.origins();
-    const room = (origin: string) => this.lanes.capacity(origin) - this.lanes.held(origin);
-    const saturated = [...origins].filter((origin) => room(origin) <= 0);
+    const rooms = new Map([...origins].map((origin) => [origin, this.lanes.capacity(origin) - this.lanes.held(origin)]));
     // Candidates enough to top up every origin with room, and one lane's worth for origins
     // not held yet (a full origin is skipped in the query, so others surface at the next claim).
     const fresh = this.options.perTargetConcurrency * lookahead.min;
-    const wanted = [...origins].reduce((n, origin) => n + Math.max(0, room(origin)), fresh);
+    const wanted = [...rooms.values()].reduce((n, room) => n + Math.max(0, room), fresh);
     const limit = Math.min(free, maxClaim, wanted);
     // Finished attempts go with the claim: one transaction for both.
     const records = this.recorder.take();
-    let seen = 0;
-    let claimed: Due[];
+    let round: ClaimResult;
     try {
-      claimed = await this.options.queue.claim({
-        limit,
-        leaseMs: this.leaseMs,
-        saturated,
-        records,
-        pick: (candidates) => {
-          seen = candidates.length;
-          const taken = new Map<string, number>();
-          return candidates.filter((d: Candidate) => {
-            const count = taken.get(d.target_origin) ?? 0;
-            if (count >= (origins.has(d.target_origin) ? room(d.target_origin) : fresh)) return false;
-            taken.set(d.target_origin, count + 1);
-            return true;
-          });
-        },
-      });
+      round = await this.options.queue.claimRound({ limit, leaseMs: this.leaseMs, rooms, fresh, records });
     } catch (err) {
       this.recorder.putBack(records);
       throw err;
     }
     this.recorder.recorded(records);
+    const claimed = round.due;
     for (const delivery of claimed) {
       this.leased.add(delivery);
       if (this.refilling.delete(delivery.target_origin) && !this.ranDry.has(delivery.target_origin)) this.lanes.keptUp(delivery.target_origin);
       this.ranDry.delete(delivery.target_origin);
     }
     this.lanes.add(claimed);
-    // Claim again at once only when this claim was cut short by its limit: more may be due
-    // for origins with room. Otherwise the lanes call for the next claim when they run low;
-    // claiming again while every origin is full would walk their whole backlog for nothing.
-    return seen === limit && claimed.length === seen;
+    // Claim again at once only when this claim was cut short by its limit and an origin it
+    // may serve still has room: more may be due for it. Otherwise the lanes call for the next
+    // claim when they run low; claiming again while every origin is full would find nothing
+    // (their rows are skipped), and the origins not held yet surface at that next claim.
+    const roomLeft = [...this.lanes.origins()].some((origin) => this.lanes.capacity(origin) > this.lanes.held(origin));
+    return round.seen === limit && claimed.length === round.seen && roomLeft;
   }
 
   /**

@@ -2,10 +2,12 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
 import type { Clock } from '../time/timestamps.js';
-import { expireDeliveries, recordAttempts, recordAttemptsIn } from './attempt-log.js';
-import type { AttemptRecord, ClaimOptions, Due } from './delivery-types.js';
+import { expireDeliveries, keptAttempts, recordAttempts, recordAttemptsIn, trimAttempts } from './attempt-log.js';
+import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
+import { claimIn } from './claim.js';
+import { pgClaim, pgRecord } from './pg-delivery-statement.js';
 
-export type { AttemptRecord, Candidate, ClaimOptions, Due, Outcome } from './delivery-types.js';
+export type { AttemptRecord, ClaimOptions, ClaimResult, Due, Outcome } from './delivery-types.js';
 
 /**
  * The delivery queue (docs/webhooks.md): the `deliveries` table. A due delivery is leased to
@@ -14,72 +16,35 @@ export type { AttemptRecord, Candidate, ClaimOptions, Due, Outcome } from './del
  * delivery is sent again with the same `webhook-id`.
  */
 export class DeliveryQueue {
+  /** Attempts logged per hook by this replica since its log was last trimmed (PostgreSQL path). */
+  private readonly loggedSinceTrim = new Map<string, number>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
   ) {}
 
+  /** Leases due deliveries (see `claimRound`). */
   async claim(options: ClaimOptions): Promise<Due[]> {
+    return (await this.claimRound(options)).due;
+  }
+
+  /**
+   * Records `options.records` and leases the next due deliveries, in fair order, at most
+   * `rooms` (or `fresh`) per origin, in one transaction. PostgreSQL: one statement
+   * (pg-delivery-statement.ts); SQLite: a few, under its write lock.
+   */
+  async claimRound(options: ClaimOptions): Promise<ClaimResult> {
     const now = this.clock.now();
+    if (this.db.engine === 'postgres') {
+      const records = await this.recordRefusals(options.records ?? []);
+      const round = await pgClaim(this.db.kysely, now, { ...options, records });
+      await this.trimLogged(round.logged);
+      return round;
+    }
     return this.db.transaction(async (trx) => {
       await recordAttemptsIn(trx, options.records ?? []);
-      // Candidates first, ids and origins only: most may be left for later (their origin's
-      // lane is full), so the payloads are read for the picked ones alone.
-      // Anything due at all? One step on the due index; without it, the fair-order scan below
-      // would walk every waiting retry to find out there is nothing to do.
-      const anyDue = await trx.selectFrom('deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
-      if (!anyDue) return [];
-      const candidates = await trx
-        .selectFrom('deliveries as d')
-        .innerJoin('hooks as h', 'h.id', 'd.hook_id')
-        .select(['d.id', sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin')])
-        .where('d.status', '=', 'pending')
-        // `+` keeps both planners off the due index here: the scan follows deliveries_fair
-        // (status, fair_at, next_attempt_at) in fair order, checking dueness in the index,
-        // instead of sorting every due row.
-        .where(sql<number>`+d.next_attempt_at`, '<=', now)
-        .where('h.status', '!=', 'disabled')
-        .$if(options.saturated.length > 0, (q) => q.where('h.target_origin', 'not in', options.saturated))
-        // Fair across hooks: in the order of their virtual times (webhooks/fan-out.ts), so
-        // one hook's backlog delays only that hook.
-        .orderBy('d.fair_at')
-        .orderBy('d.id')
-        .limit(options.limit)
-        .$if(this.db.engine === 'postgres', (q) => q.forUpdate('d').skipLocked())
-        .execute();
-      const picked = options.pick(candidates.map((c) => ({ id: Number(c.id), target_origin: c.target_origin })));
-      if (picked.length === 0) return [];
-      const ids = picked.map((d) => d.id);
-      await trx
-        .updateTable('deliveries')
-        // The lease also moves the delivery's due time to its end: the due-index scan of the
-        // next claim then skips leased rows instead of reading past them, and a lease that
-        // outlives its replica simply makes the delivery due again.
-        .set({ leased_until: now + options.leaseMs, next_attempt_at: now + options.leaseMs })
-        .where('id', 'in', ids)
-        .execute();
-      const rows = await trx
-        .selectFrom('deliveries as d')
-        .innerJoin('hooks as h', 'h.id', 'd.hook_id')
-        .innerJoin('events as e', 'e.seq', 'd.event_seq')
-        .select([
-          'd.id',
-          'd.hook_id',
-          'd.webhook_id',
-          'd.attempts',
-          'h.target_url',
-          sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin'),
-          'h.secret_cipher',
-          'e.id as event_id',
-          'e.type',
-          'e.occurred_at',
-          'e.payload',
-        ])
-        .where('d.id', 'in', ids)
-        .orderBy('d.fair_at')
-        .orderBy('d.id')
-        .execute();
-      return rows.map((r) => ({ ...r, id: Number(r.id), leased_until: now + options.leaseMs }));
+      return claimIn(trx, now, options);
     });
   }
 
@@ -123,8 +88,37 @@ export class DeliveryQueue {
   }
 
   /** Records finished attempts in one transaction (see `recordAttempts`). */
-  record(records: AttemptRecord[]): Promise<void> {
-    return recordAttempts(this.db, records);
+  async record(records: AttemptRecord[]): Promise<void> {
+    if (this.db.engine !== 'postgres') return recordAttempts(this.db, records);
+    const rest = await this.recordRefusals(records);
+    if (rest.length > 0) await this.trimLogged(await pgRecord(this.db.kysely, rest));
+  }
+
+  /**
+   * PostgreSQL: a batch with a 410 among it (the hook disabled, its queue cancelled) is written
+   * by the engine-neutral path; returns what is left for the one-statement path.
+   */
+  private async recordRefusals(records: AttemptRecord[]): Promise<AttemptRecord[]> {
+    if (!records.some((r) => r.outcome === 'disabled')) return records;
+    await recordAttempts(this.db, records);
+    return [];
+  }
+
+  /**
+   * Trims a hook's attempt log back to its latest 100 each time this replica has logged another
+   * 100 for it (one check per hundred attempts, as on the engine-neutral path).
+   */
+  private async trimLogged(logged: Map<string, number>): Promise<void> {
+    for (const [hookId, n] of logged) {
+      const count = (this.loggedSinceTrim.get(hookId) ?? 0) + n;
+      if (count < keptAttempts) {
+        this.loggedSinceTrim.set(hookId, count);
+        continue;
+      }
+      this.loggedSinceTrim.delete(hookId);
+      await trimAttempts(this.db.kysely, hookId, keptAttempts);
+    }
+    if (this.loggedSinceTrim.size > 10_000) this.loggedSinceTrim.clear();
   }
 
   /** Gives up pending deliveries whose event was logged before `cutoff` (see `expireDeliveries`). */

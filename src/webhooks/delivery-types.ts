@@ -19,12 +19,6 @@ export interface Due {
   leased_until: number;
 }
 
-/** A due delivery before it is leased: enough to choose by origin. */
-export interface Candidate {
-  id: number;
-  target_origin: string;
-}
-
 /** One finished attempt, ready to be recorded. */
 export interface AttemptRecord {
   delivery: Due;
@@ -38,16 +32,26 @@ export interface AttemptRecord {
 }
 
 export interface ClaimOptions {
-  /** Candidates looked at; at most `pick` of them are leased. */
+  /** Candidates looked at, in fair order; at most `rooms`/`fresh` of them per origin are leased. */
   limit: number;
   leaseMs: number;
-  /** Origins at their concurrency limit: skipped in the query. */
-  saturated: string[];
-  /** Which candidates to lease (per-origin slots); the rest stay free for others. */
-  pick: (candidates: Candidate[]) => Candidate[];
+  /**
+   * Deliveries this replica may still take per origin it holds (its lane's room; 0 or less: the
+   * origin is skipped in the query). Absent: no per-origin bound besides `fresh`.
+   */
+  rooms?: ReadonlyMap<string, number>;
+  /** Deliveries taken at most for an origin not in `rooms` (default: `limit`). */
+  fresh?: number;
   /**
    * Finished attempts to record in the same transaction, before the claim: one commit for both
    * instead of two (see `recordAttempts`).
    */
   records?: AttemptRecord[];
+}
+
+/** What one claim leased, in fair order, and how many candidates it looked at. */
+export interface ClaimResult {
+  due: Due[];
+  /** Candidates read (0 when none was leased): `limit` means more may be due. */
+  seen: number;
 }

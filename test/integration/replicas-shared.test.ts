@@ -93,7 +93,7 @@ async function replicasWithOneDelivery(): Promise<[TestApp, TestApp, ManualClock
 describe('delivery records', () => {
   test('an attempt recorded twice, or late after the other replica recorded it, counts once', async () => {
     const [a, b, clock] = await replicasWithOneDelivery();
-    const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 60_000, saturated: [], pick: (c) => c });
+    const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 60_000 });
     const [due] = await claim(a);
     expect(due).toBeDefined();
     const first = { delivery: due!, attempt: 1, outcome: 'retrying' as const, statusCode: 500, error: null, durationMs: 3, attemptedAt: clock.now(), nextAttemptAt: clock.now() + 1000 };
@@ -121,7 +121,7 @@ describe('delivery records', () => {
 describe('delivery leases', () => {
   test('a held lease is renewed and keeps the delivery from the other replica; one that ran out and was taken over is not renewed', async () => {
     const [a, b, clock] = await replicasWithOneDelivery();
-    const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 1000, saturated: [], pick: (c) => c });
+    const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 1000 });
     const held = await claim(a);
     expect(held).toHaveLength(1);
     clock.advance(800);

@@ -1,0 +1,72 @@
+import { sql, type Kysely } from 'kysely';
+import type { Tables } from '../db/tables.js';
+import type { ClaimOptions, ClaimResult } from './delivery-types.js';
+
+/**
+ * Leases due deliveries inside a transaction the caller holds: the engine-neutral claim (the
+ * SQLite path; PostgreSQL does the same in one statement, pg-delivery-statement.ts).
+ * Candidates are read in fair order (`fair_at`, docs/webhooks.md), at most `rooms` (or
+ * `fresh`) per origin are leased, and the lease moves each delivery's due time to its end.
+ */
+export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions): Promise<ClaimResult> {
+  const rooms = options.rooms ?? new Map<string, number>();
+  const saturated = [...rooms].filter(([, room]) => room <= 0).map(([origin]) => origin);
+  // Anything due at all? One step on the due index; without it, the fair-order scan below
+  // would walk every waiting retry to find out there is nothing to do.
+  const anyDue = await trx.selectFrom('deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
+  if (!anyDue) return { due: [], seen: 0 };
+  // Candidates first, ids and origins only: some may be left for later (their origin has no
+  // room), so the payloads are read for the picked ones alone.
+  const candidates = await trx
+    .selectFrom('deliveries as d')
+    .innerJoin('hooks as h', 'h.id', 'd.hook_id')
+    .select(['d.id', sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin')])
+    .where('d.status', '=', 'pending')
+    // `+` keeps the planner off the due index here: the scan follows deliveries_fair
+    // (status, fair_at, next_attempt_at) in fair order, checking dueness in the index,
+    // instead of sorting every due row.
+    .where(sql<number>`+d.next_attempt_at`, '<=', now)
+    .where('h.status', '!=', 'disabled')
+    .$if(saturated.length > 0, (q) => q.where(sql<string>`coalesce(h.target_origin, 'invalid')`, 'not in', saturated))
+    // Fair across hooks: in the order of their virtual times (webhooks/fan-out.ts), so
+    // one hook's backlog delays only that hook.
+    .orderBy('d.fair_at')
+    .orderBy('d.id')
+    .limit(options.limit)
+    .execute();
+  const fresh = options.fresh ?? options.limit;
+  const taken = new Map<string, number>();
+  const ids = candidates
+    .filter((d) => {
+      const count = taken.get(d.target_origin) ?? 0;
+      if (count >= (rooms.get(d.target_origin) ?? fresh)) return false;
+      taken.set(d.target_origin, count + 1);
+      return true;
+    })
+    .map((d) => Number(d.id));
+  if (ids.length === 0) return { due: [], seen: 0 };
+  const until = now + options.leaseMs;
+  await trx.updateTable('deliveries').set({ leased_until: until, next_attempt_at: until }).where('id', 'in', ids).execute();
+  const rows = await trx
+    .selectFrom('deliveries as d')
+    .innerJoin('hooks as h', 'h.id', 'd.hook_id')
+    .innerJoin('events as e', 'e.seq', 'd.event_seq')
+    .select([
+      'd.id',
+      'd.hook_id',
+      'd.webhook_id',
+      'd.attempts',
+      'h.target_url',
+      sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin'),
+      'h.secret_cipher',
+      'e.id as event_id',
+      'e.type',
+      'e.occurred_at',
+      'e.payload',
+    ])
+    .where('d.id', 'in', ids)
+    .orderBy('d.fair_at')
+    .orderBy('d.id')
+    .execute();
+  return { due: rows.map((r) => ({ ...r, id: Number(r.id), leased_until: until })), seen: candidates.length };
+}

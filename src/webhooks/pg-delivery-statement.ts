@@ -1,0 +1,126 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Tables } from '../db/tables.js';
+import { formatMicros } from '../time/timestamps.js';
+import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
+
+/**
+ * The deliverer's work on PostgreSQL in one statement per round: the finished attempts
+ * recorded (each delivery's new state and its attempt log line) and the next due deliveries
+ * leased, with what it takes to send them. One statement is one transaction and one round
+ * trip, however many deliveries it carries; every list travels as one array parameter, so
+ * the statement's text (and the work of building it) does not grow with the batch.
+ *
+ * The semantics are those of the engine-neutral path (attempt-log.ts, delivery-queue.ts):
+ * - a record applies only to a delivery still at the attempt before it, so a batch written
+ *   again after a lost answer changes nothing, and a cancelled delivery stays cancelled;
+ * - candidates are read in fair order (`fair_at`, docs/webhooks.md), locked with
+ *   `SKIP LOCKED` so replicas claim disjoint rows, and at most `rooms` per origin (`fresh`
+ *   for an origin not listed) are leased; the rest stay free for other replicas;
+ * - the lease moves the delivery's due time to its end.
+ * A 410 (a hook disabled with its queue) is not handled here: the caller writes such a batch
+ * through the engine-neutral path first.
+ */
+const recordColumns = (records: AttemptRecord[]) => ({
+  ids: records.map((r) => r.delivery.id),
+  attempts: records.map((r) => r.attempt),
+  outcomes: records.map((r) => r.outcome),
+  nextAt: records.map((r) => r.nextAttemptAt),
+  hooks: records.map((r) => r.delivery.hook_id),
+  events: records.map((r) => r.delivery.event_id),
+  webhookIds: records.map((r) => r.delivery.webhook_id),
+  codes: records.map((r) => r.statusCode),
+  errors: records.map((r) => r.error),
+  durations: records.map((r) => Math.round(r.durationMs)),
+  attemptedAt: records.map((r) => formatMicros(r.attemptedAt * 1000)),
+  nextAtText: records.map((r) => (r.nextAttemptAt === null ? null : formatMicros(r.nextAttemptAt * 1000))),
+});
+
+/** `rec`, `done` and `logged`: the records applied and logged. */
+function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
+  const c = recordColumns(records);
+  return sql`
+    rec AS (
+      SELECT * FROM unnest(${c.ids}::bigint[], ${c.attempts}::int[], ${c.outcomes}::text[], ${c.nextAt}::bigint[])
+        AS r(id, attempt, outcome, next_at)
+    ),
+    done AS (
+      UPDATE deliveries d SET
+        status = CASE WHEN d.status = 'cancelled' THEN d.status WHEN r.outcome = 'retrying' THEN 'pending' ELSE r.outcome END,
+        attempts = r.attempt,
+        next_attempt_at = coalesce(r.next_at, d.next_attempt_at),
+        -- A retry takes its place by when it is due (see attempt-log.ts).
+        fair_at = CASE WHEN r.next_at IS NOT NULL AND d.fair_at < r.next_at THEN r.next_at ELSE d.fair_at END,
+        leased_until = 0
+      FROM rec r
+      WHERE d.id = r.id AND d.attempts = r.attempt - 1
+      RETURNING d.id
+    ),
+    logged AS (
+      INSERT INTO delivery_attempts (delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at, next_attempt_at, outcome)
+      SELECT l.* FROM unnest(${c.ids}::bigint[], ${c.hooks}::text[], ${c.events}::text[], ${c.webhookIds}::text[], ${c.attempts}::int[],
+          ${c.codes}::int[], ${c.errors}::text[], ${c.durations}::int[], ${c.attemptedAt}::text[], ${c.nextAtText}::text[], ${c.outcomes}::text[])
+        AS l(delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at, next_attempt_at, outcome)
+      WHERE l.delivery_id IN (SELECT id FROM done)
+      RETURNING hook_id
+    )`;
+}
+
+/** Records `records` (no 410 among them); returns how many attempts were logged per hook. */
+export async function pgRecord(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Map<string, number>> {
+  const { rows } = await sql<{ hook_id: string; n: string }>`
+    WITH ${recordCtes(records)}
+    SELECT hook_id, count(*) AS n FROM logged GROUP BY hook_id`.execute(db);
+  return new Map(rows.map((r) => [r.hook_id, Number(r.n)]));
+}
+
+/** Records `options.records` (no 410 among them) and leases the next due deliveries, in one statement. */
+export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOptions): Promise<ClaimResult & { logged: Map<string, number> }> {
+  const records = options.records ?? [];
+  const rooms = [...(options.rooms ?? new Map<string, number>())];
+  const saturated = rooms.filter(([, room]) => room <= 0).map(([origin]) => origin);
+  const fresh = options.fresh ?? options.limit;
+  const until = now + options.leaseMs;
+  const recorded = records.map((r) => r.delivery.id);
+  const { rows } = await sql<Due & { fair_at: string; seen: string; logged: Array<[string, string]> | null }>`
+    WITH ${recordCtes(records)},
+    cand AS (
+      SELECT d.id, d.fair_at, coalesce(h.target_origin, 'invalid') AS origin
+      FROM deliveries d JOIN hooks h ON h.id = d.hook_id
+      WHERE d.status = 'pending'
+        -- \`+\` keeps the planner on deliveries_fair, in fair order (see delivery-queue.ts).
+        AND +d.next_attempt_at <= ${now}
+        AND h.status <> 'disabled'
+        AND coalesce(h.target_origin, 'invalid') <> ALL(${saturated}::text[])
+        -- Rows recorded by this statement are not claimed by it (one row, one change).
+        AND d.id <> ALL(${recorded}::bigint[])
+        -- Nothing due at all: one step on the due index instead of walking waiting retries.
+        AND EXISTS (SELECT 1 FROM deliveries x WHERE x.status = 'pending' AND x.next_attempt_at <= ${now})
+      ORDER BY d.fair_at, d.id
+      LIMIT ${options.limit}
+      FOR UPDATE OF d SKIP LOCKED
+    ),
+    picked AS (
+      SELECT c.id FROM (
+        SELECT id, origin, row_number() OVER (PARTITION BY origin ORDER BY fair_at, id) AS n FROM cand
+      ) c
+      LEFT JOIN unnest(${rooms.map(([o]) => o)}::text[], ${rooms.map(([, r]) => r)}::int[]) AS room(origin, n) ON room.origin = c.origin
+      WHERE c.n <= coalesce(room.n, ${fresh})
+    ),
+    leased AS (
+      UPDATE deliveries d SET leased_until = ${until}, next_attempt_at = ${until}
+      FROM picked p, hooks h, events e
+      WHERE d.id = p.id AND h.id = d.hook_id AND e.seq = d.event_seq
+      RETURNING d.id, d.hook_id, d.webhook_id, d.attempts, h.target_url, coalesce(h.target_origin, 'invalid') AS target_origin,
+        h.secret_cipher, e.id AS event_id, e.type, e.occurred_at, e.payload, d.fair_at
+    ),
+    counts AS (SELECT (SELECT count(*) FROM cand) AS seen,
+      (SELECT json_agg(json_build_array(hook_id, n)) FROM (SELECT hook_id, count(*) AS n FROM logged GROUP BY hook_id) g) AS logged)
+    SELECT l.*, counts.seen, counts.logged FROM counts LEFT JOIN leased l ON true
+    ORDER BY l.fair_at, l.id`.execute(db);
+  const head = rows[0];
+  const logged = new Map((head?.logged ?? []).map(([hook, n]) => [hook, Number(n)]));
+  const due = rows
+    .filter((r) => r.id !== null)
+    .map(({ fair_at: _f, seen: _s, logged: _l, ...r }) => ({ ...r, id: Number(r.id), attempts: Number(r.attempts), leased_until: until }));
+  return { due, seen: due.length > 0 ? Number(head!.seen) : 0, logged };
+}
