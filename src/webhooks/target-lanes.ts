@@ -6,7 +6,7 @@ import type { Due } from './delivery-queue.js';
  * own slots and never another origin's.
  */
 /** A lane holds about this long of its origin's sends (at the rate it answers), within bounds. */
-const horizonMs = 100;
+const horizonMs = 250;
 /** Sends per origin measured over windows of this length. */
 const rateWindowMs = 250;
 
