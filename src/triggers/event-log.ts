@@ -5,6 +5,7 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
 import { queueDeliveries } from '../webhooks/fan-out.js';
+import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { DeviceEvent, EventType, Snapshot } from './transitions.js';
@@ -21,20 +22,7 @@ export interface RecentFilter {
   limit: number;
 }
 
-/** Where the poll that produced a record leaves the key's schedule. */
-export interface PollLease {
-  /** The replica's lease id; null when the poll was not leased (a request enrolling the key). */
-  owner: string | null;
-  nextPollAt: number;
-}
-
-/** The replica lost the key's lease while polling (it outlived it): nothing was written. */
-export class LeaseLostError extends Error {
-  constructor() {
-    super('poll lease lost');
-    this.name = 'LeaseLostError';
-  }
-}
+export { LeaseLostError, type PollLease } from './watches.js';
 
 /**
  * The per-key event log and the poller's snapshot writes. Events are stored as their JSON,
@@ -96,13 +84,7 @@ export class EventLog {
     });
     const vanished = [...previous.keys()].filter((id) => !next.has(id));
     const fresh = await this.db.transaction(async (trx) => {
-      const schedule = await trx
-        .updateTable('watches')
-        .set({ next_poll_at: lease.nextPollAt, leased_until: 0, lease_owner: null, ...(baseline ? { baseline_at: now } : {}) })
-        .where('key_hash', '=', keyHash)
-        .$if(lease.owner !== null, (q) => q.where('lease_owner', '=', lease.owner))
-        .executeTakeFirst();
-      if (lease.owner !== null && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
+      await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null);
       await writeSnapshot(trx, keyHash, changed, vanished);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
     });

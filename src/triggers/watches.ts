@@ -1,9 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
+import { hookWrites } from '../webhooks/hook-store.js';
 
 export interface Watch {
   key_hash: string;
@@ -12,6 +14,41 @@ export interface Watch {
   baseline_at: number | null;
   paused_reason: string | null;
 }
+
+/** Where the poll that produced a record leaves the key's schedule. */
+export interface PollLease {
+  /** The replica's lease id; null when the poll was not leased (a request enrolling the key). */
+  owner: string | null;
+  nextPollAt: number;
+}
+
+/** The replica lost the key's lease while polling (it outlived it): nothing was written. */
+export class LeaseLostError extends Error {
+  constructor() {
+    super('poll lease lost');
+    this.name = 'LeaseLostError';
+  }
+}
+
+/**
+ * The writes to `watches` made inside another module's transaction (the event log's record
+ * of a poll). With WatchStore below, this module is the one writer of the table.
+ */
+export const watchWrites = {
+  /**
+   * A poll's end: the key's next poll is scheduled and its lease let go (with the baseline's
+   * time on a first poll). Throws LeaseLostError when the lease is no longer this replica's.
+   */
+  async finishPoll(trx: Kysely<Tables>, keyHash: string, lease: PollLease, baselineAt: number | null): Promise<void> {
+    const schedule = await trx
+      .updateTable('watches')
+      .set({ next_poll_at: lease.nextPollAt, leased_until: 0, lease_owner: null, ...(baselineAt !== null ? { baseline_at: baselineAt } : {}) })
+      .where('key_hash', '=', keyHash)
+      .$if(lease.owner !== null, (q) => q.where('lease_owner', '=', lease.owner))
+      .executeTakeFirst();
+    if (lease.owner !== null && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
+  },
+};
 
 const dayMs = 86_400_000;
 const columns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
@@ -54,12 +91,7 @@ export class WatchStore {
           }))
           .where('key_hash', '=', principal.keyHash)
           .execute();
-        await trx
-          .updateTable('hooks')
-          .set({ status: 'active', status_reason: null })
-          .where('key_hash', '=', principal.keyHash)
-          .where('status', '=', 'paused')
-          .execute();
+        await hookWrites.resumeKey(trx, principal.keyHash);
       }
       const watch = await trx.selectFrom('watches').select(columns).where('key_hash', '=', principal.keyHash).executeTakeFirstOrThrow();
       return { watch, created: !inserted };
@@ -160,12 +192,7 @@ export class WatchStore {
   async pause(keyHash: string, reason: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
-      await trx
-        .updateTable('hooks')
-        .set({ status: 'paused', status_reason: reason })
-        .where('key_hash', '=', keyHash)
-        .where('status', '=', 'active')
-        .execute();
+      await hookWrites.pauseKey(trx, keyHash, reason);
     });
   }
 }

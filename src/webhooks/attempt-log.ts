@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
+import { hookWrites } from './hook-store.js';
 import { formatMicros } from '../time/timestamps.js';
 import type { AttemptRecord } from './delivery-types.js';
 
@@ -63,11 +64,7 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
       .executeTakeFirst();
     if (row) still.add(Number(row.id));
     if (row && r.outcome === 'disabled') {
-      await trx
-        .updateTable('hooks')
-        .set({ status: 'disabled', status_reason: 'The receiver answered 410 Gone', disabled_at: r.attemptedAt })
-        .where('id', '=', r.delivery.hook_id)
-        .execute();
+      await hookWrites.disable(trx, r.delivery.hook_id, 'The receiver answered 410 Gone', r.attemptedAt);
       await trx.updateTable('deliveries').set({ status: 'cancelled' }).where('hook_id', '=', r.delivery.hook_id).where('status', '=', 'pending').execute();
     }
   }

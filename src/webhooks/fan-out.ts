@@ -2,6 +2,7 @@ import type { Insertable, Kysely } from 'kysely';
 import type { DeviceEvent } from '../catalog/event.js';
 import { chunks } from '../db/chunks.js';
 import type { Tables } from '../db/tables.js';
+import { hookWrites } from './hook-store.js';
 
 /**
  * How far apart, in virtual time, one hook's queued deliveries are placed (docs/webhooks.md,
@@ -63,7 +64,7 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
         fair_at: start + i * fairSpacingMs,
       }),
     );
-    await trx.updateTable('hooks').set({ fair_cursor: start + (due.length - 1) * fairSpacingMs }).where('id', '=', hook.id).execute();
+    await hookWrites.setFairCursor(trx, hook.id, start + (due.length - 1) * fairSpacingMs);
   }
   for (const part of chunks(deliveries)) {
     await trx.insertInto('deliveries').values(part).onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing()).execute();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
@@ -55,6 +56,29 @@ function toHook(row: HookRow): Hook {
     created_at: row.created_at,
   };
 }
+
+/**
+ * The writes to `hooks` that other modules make inside their own transactions. With HookStore
+ * below, this module is the one writer of the table (docs/architecture.md, one writer per table).
+ */
+export const hookWrites = {
+  /** The key was rejected upstream: its active hooks show why and get nothing until it is used again. */
+  async pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<void> {
+    await trx.updateTable('hooks').set({ status: 'paused', status_reason: reason }).where('key_hash', '=', keyHash).where('status', '=', 'active').execute();
+  },
+  /** The key was used successfully again: its paused hooks are active again. */
+  async resumeKey(trx: Kysely<Tables>, keyHash: string): Promise<void> {
+    await trx.updateTable('hooks').set({ status: 'active', status_reason: null }).where('key_hash', '=', keyHash).where('status', '=', 'paused').execute();
+  },
+  /** The receiver answered 410: the hook gets nothing more (deleted after the event retention). */
+  async disable(trx: Kysely<Tables>, hookId: string, reason: string, at: number): Promise<void> {
+    await trx.updateTable('hooks').set({ status: 'disabled', status_reason: reason, disabled_at: at }).where('id', '=', hookId).execute();
+  },
+  /** Where the hook's next delivery takes its place in its origin's fair order (fan-out.ts). */
+  async setFairCursor(trx: Kysely<Tables>, hookId: string, cursor: number): Promise<void> {
+    await trx.updateTable('hooks').set({ fair_cursor: cursor }).where('id', '=', hookId).execute();
+  },
+};
 
 /** REST-hook subscriptions per key (docs/webhooks.md). Signing secrets are stored sealed. */
 export class HookStore {
