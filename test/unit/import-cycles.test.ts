@@ -44,3 +44,11 @@ test('src/ has no import cycle', () => {
   expect(cycles).toEqual([]);
   expect(files.length).toBeGreaterThan(50);
 });
+
+/** Files a newcomer can read in one sitting (docs/architecture.md): none in src/ above 300 lines. */
+test('no source file in src/ is above 300 lines', () => {
+  const long = sourceFiles(srcDir)
+    .map((file) => ({ file: relative(projectRoot, file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+    .filter(({ lines }) => lines > 300);
+  expect(long).toEqual([]);
+});
