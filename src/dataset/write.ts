@@ -5,6 +5,7 @@ import { chunks, inChunks } from '../db/chunks.js';
 import { hashKey } from '../auth/keys.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
 import type { Group, Item } from '../sources/types.js';
+import { fold, labelValueKey } from '../options/label-order.js';
 import type { Dataset, GroupInput, ItemInput } from './schema.js';
 
 /** Writing a validated dataset: upserts by id, and with `--prune` deletes of what it lacks. */
@@ -128,9 +129,12 @@ async function writeDevices(
       .execute(),
   );
   await inserts(rows, (part) => trx.deleteFrom('device_access').where('device_id', 'in', part.map((d) => d.id)).execute());
-  const grants = devices.flatMap((device) =>
-    device.access.map((a) => ({ device_id: device.id.toLowerCase(), user_id: a.user_id, level: a.level, registered_at: ts(device.registered_at) })),
-  );
+  // The dropdown's sort key and search form of the device's label (docs/options.md, "Big accounts").
+  const grants = devices.flatMap((device) => {
+    const id = device.id.toLowerCase();
+    const label = { sort_key: labelValueKey(device.name, id), folded: fold(device.name) };
+    return device.access.map((a) => ({ device_id: id, user_id: a.user_id, level: a.level, registered_at: ts(device.registered_at), ...label }));
+  });
   await inserts(grants, (part) => trx.insertInto('device_access').values(part).execute());
 }
 

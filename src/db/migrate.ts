@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { hookIdentity, targetOrigin } from '../webhooks/hook-identity.js';
+import { backfillLabelsPostgres, backfillLabelsSqlite } from './backfill-labels.js';
 import { migrations, renderMigration } from './migrations.js';
 import type { Tables } from './tables.js';
 
@@ -8,6 +9,11 @@ import type { Tables } from './tables.js';
 const backfills: Record<number, (rows: HookRow[]) => Array<{ id: string; identity: string; target_origin: string }>> = {
   3: (hooks) =>
     hooks.map((h) => ({ id: h.id, identity: hookIdentity(h.key_hash, h.target_url, h.events, h.device_ids), target_origin: targetOrigin(h.target_url) })),
+};
+
+/** Work computed in JavaScript, by the version it brings the schema to, per engine. */
+const computed: Record<number, { sqlite(raw: BetterSqlite3.Database): void; postgres(trx: Kysely<Tables>): Promise<void> }> = {
+  8: { sqlite: backfillLabelsSqlite, postgres: backfillLabelsPostgres },
 };
 
 interface HookRow {
@@ -37,6 +43,7 @@ export function migrateSqlite(raw: BetterSqlite3.Database): void {
         const rows = raw.prepare('SELECT id, key_hash, target_url, events, device_ids FROM hooks').all() as HookRow[];
         for (const row of backfill(rows)) update.run(row.identity, row.target_origin, row.id);
       }
+      computed[version]?.sqlite(raw);
       raw.pragma(`user_version = ${version}`);
     })();
   }
@@ -66,6 +73,7 @@ export async function migratePostgres(kysely: Kysely<Tables>): Promise<void> {
             const rows = await trx.selectFrom('hooks').select(['id', 'key_hash', 'target_url', 'events', 'device_ids']).execute();
             for (const { id, ...set } of backfill(rows)) await trx.updateTable('hooks').set(set).where('id', '=', id).execute();
           }
+          await computed[version]?.postgres(trx);
           await sql`UPDATE schema_version SET version = ${version}`.execute(trx);
         });
       }

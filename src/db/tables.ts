@@ -12,8 +12,19 @@ export interface Tables {
   users: { id: string; account_id: string; name: string };
   api_keys: { id: string; user_id: string; name: string; key_sha256: string; scopes: string; created_at: string };
   devices: DeviceRow;
-  /** `registered_at` is the device's, copied so that a user's devices page in order from one index. */
-  device_access: { device_id: string; user_id: string; level: 'read' | 'update'; registered_at: string };
+  /**
+   * `registered_at` is the device's, copied so that a user's devices page in order from one index;
+   * `sort_key` and `folded` are its dropdown label's sort key (null when not covered) and
+   * search form (src/options/label-order.ts), so big dropdowns page in the database.
+   */
+  device_access: {
+    device_id: string;
+    user_id: string;
+    level: 'read' | 'update';
+    registered_at: string;
+    sort_key: string | null;
+    folded: string | null;
+  };
   menus: {
     id: string;
     account_id: string;

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.js';
 import { authenticate, principalOf } from '../auth/authenticate.js';
 import { resources } from '../options/resources.js';
-import { decodeCursor, matchesIfNoneMatch, renderOptions, type OptionQuery } from '../options/render.js';
+import { decodeCursor, matchesIfNoneMatch, type OptionQuery } from '../options/render.js';
 import { nextPageUrl } from './base-url.js';
 import { parseParams, parseQuery } from './query.js';
 import { optionParams, optionQuery } from './schemas.js';
@@ -32,8 +32,7 @@ export function optionRoutes<R extends IRouter>(services: Services, router: R): 
         parsedRequests.set(req.originalUrl, parsed);
       }
       const { query, params } = parsed;
-      const { list, state, ttlMs } = await services.options.list(source, principalOf(req), params);
-      const rendered = renderOptions(list, query);
+      const { rendered, state, ttlMs } = await services.options.render(source, principalOf(req), params, query);
       const headers: Record<string, string> = {
         ETag: rendered.etag,
         'Cache-Control': `private, max-age=${Math.floor(ttlMs / 1000)}`,

@@ -3,6 +3,7 @@ import type { OptionSource } from '../manifest/schema.js';
 import type { OptionRecord } from './resources.js';
 import { mapCooperatively, sortCooperatively } from './cooperative.js';
 import { compileTemplate } from './template.js';
+import { fold, labelCollator as collator } from './label-order.js';
 
 export interface OptionEntry {
   label: string;
@@ -29,12 +30,7 @@ export interface RenderedOptions {
   nextCursor: string | null;
 }
 
-const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
-
-/** Case- and accent-insensitive form for `q` (so `cafe` finds `Café`). */
-export function fold(text: string): string {
-  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
-}
+export { fold };
 
 /**
  * Records → entries: filter, label, value and order as the manifest declares them. Yields to

@@ -24,7 +24,7 @@ export function decodeCursor(cursor: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function queryKey(query: OptionQuery): string {
+export function queryKey(query: OptionQuery): string {
   return `${query.format}|${query.q ?? ''}|${query.limit ?? ''}|${query.offset}|${query.parent ?? ''}`;
 }
 
@@ -72,14 +72,24 @@ export function renderOptions(list: OptionList, query: OptionQuery): RenderedOpt
   const cached = list.rendered.get(key);
   if (cached) return cached;
   const matches = select(list, query);
-  const end = query.limit === undefined ? matches.length : Math.min(matches.length, query.offset + query.limit);
-  const page = matches.slice(query.offset, end);
-  const nextCursor = end < matches.length ? encodeCursor(end) : null;
-  const bytes = Buffer.from(JSON.stringify(body(query.format, page, nextCursor)));
-  const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"`;
-  const rendered = { body: bytes, etag, total: matches.length, nextCursor };
+  const end = pageEnd(query, matches.length);
+  const rendered = renderPage(query, matches.slice(query.offset, end), matches.length);
   list.rendered.set(key, rendered);
   return rendered;
+}
+
+/** Where the page of a query ends among `total` matches. */
+export function pageEnd(query: OptionQuery, total: number): number {
+  return query.limit === undefined ? total : Math.min(total, query.offset + query.limit);
+}
+
+/** One page's answer: body bytes, a strong ETag over them, the match count and the next cursor. */
+export function renderPage(query: OptionQuery, page: OptionEntry[], total: number): RenderedOptions {
+  const end = pageEnd(query, total);
+  const nextCursor = end < total ? encodeCursor(end) : null;
+  const bytes = Buffer.from(JSON.stringify(body(query.format, page, nextCursor)));
+  const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"`;
+  return { body: bytes, etag, total, nextCursor };
 }
 
 /** RFC 9110 If-None-Match (weak comparison): `*` or any listed tag equal to ours. */

@@ -1,8 +1,16 @@
 import type { CachedLoader, CacheState } from '../cache/cached-loader.js';
 import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
-import { buildOptionList, type OptionList } from './option-list.js';
+import { buildOptionList, type OptionList, type RenderedOptions } from './option-list.js';
 import { resources, type ResourceSources } from './resources.js';
+import { queryKey, renderOptions, type OptionQuery } from './render.js';
+import { servedFromDatabase, type DatabaseDeviceOptions } from './database-options.js';
+
+export interface ServedOptions {
+  rendered: RenderedOptions;
+  state: CacheState;
+  ttlMs: number;
+}
 
 export interface LoadedOptions {
   list: OptionList;
@@ -19,7 +27,27 @@ export class OptionsService {
   constructor(
     private readonly sources: ResourceSources,
     private readonly caches: { menu: CachedLoader; device: CachedLoader },
+    /** Embedded mode: device dropdowns the database can answer a page at a time. */
+    private readonly database?: DatabaseDeviceOptions,
   ) {}
+
+  /**
+   * One page of a dropdown. From the database where it can answer (each page cached like a
+   * list, with the device cache's TTL), otherwise rendered from the whole cached list.
+   */
+  async render(source: OptionSource, principal: Principal, params: Record<string, string>, query: OptionQuery): Promise<ServedOptions> {
+    const database = this.database;
+    if (database && servedFromDatabase(source)) {
+      const cache = this.caches.device;
+      const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|page|${queryKey(query)}`, async () => {
+        const rendered = await database.render(source, principal, query);
+        return { value: rendered, size: 64 + (rendered?.body.length ?? 0) };
+      });
+      if (value) return { rendered: value, state, ttlMs: cache.ttlMs };
+    }
+    const { list, state, ttlMs } = await this.list(source, principal, params);
+    return { rendered: renderOptions(list, query), state, ttlMs };
+  }
 
   async list(source: OptionSource, principal: Principal, params: Record<string, string>): Promise<LoadedOptions> {
     const def = resources[source.resource]!;

@@ -73,21 +73,38 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
     return Number(counted.total);
   };
 
-  const pageAfter = (userId: string | null, from: OrderKey | null, pageSize: number) =>
-    visible(userId)
+  /**
+   * A page of the user's devices in list order: the ids from the access index alone (skipping
+   * or starting after a row there), then just those devices, so neither engine joins or sorts
+   * the whole account for a deep page.
+   */
+  const pageOf = async (userId: string | null, from: OrderKey | null, offset: number, pageSize: number): Promise<{ rows: DeviceRow[]; last: OrderKey | null }> => {
+    const keys = await db.kysely
+      .selectFrom('device_access as a')
+      .select(['a.device_id', 'a.registered_at'])
+      .where('a.user_id', '=', userId ?? '')
       .$if(from !== null, (q) => q.where((eb) => eb(eb.refTuple('a.registered_at', 'a.device_id'), '>', eb.tuple(from!.registeredAt, from!.id))))
-      .selectAll('d')
-      .select('a.registered_at as access_order')
       .orderBy('a.registered_at')
       .orderBy('a.device_id')
       .limit(pageSize)
+      .$if(offset > 0, (q) => q.offset(offset))
       .execute();
+    const end = keys[keys.length - 1];
+    if (!end) return { rows: [], last: null };
+    const rows = new Map((await db.kysely.selectFrom('devices').selectAll().where('id', 'in', keys.map((k) => k.device_id)).execute()).map((d) => [d.id, d]));
+    // A device deleted between the two reads is left out; the page still ends where its keys did.
+    return { rows: keys.flatMap((k) => rows.get(k.device_id) ?? []), last: keys.length < pageSize ? null : { registeredAt: end.registered_at, id: end.device_id } };
+  };
 
   return {
     mode: 'embedded',
     async list(principal: Principal, query: DeviceQuery): Promise<DevicePage> {
       const threshold = onlineSince();
       const total = await count(principal, query, threshold);
+      if (query.ids === undefined && query.isOnline === undefined) {
+        const { rows } = await pageOf(principal.userId, null, (query.page - 1) * query.pageSize, query.pageSize);
+        return { total, data: rows.map((row) => toDevice(row, threshold)) };
+      }
       const rows = await filtered(principal, query, threshold)
         .selectAll('d')
         .orderBy('a.registered_at')
@@ -103,12 +120,10 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
       const threshold = onlineSince();
       let after: OrderKey | null = null;
       for (;;) {
-        const rows = await pageAfter(principal.userId, after, pageSize);
-        if (rows.length === 0) return;
-        yield rows.map((row) => toDevice(row, threshold));
-        if (rows.length < pageSize) return;
-        const last = rows[rows.length - 1]!;
-        after = { registeredAt: last.access_order, id: last.id };
+        const { rows, last } = await pageOf(principal.userId, after, 0, pageSize);
+        if (rows.length > 0) yield rows.map((row) => toDevice(row, threshold));
+        if (last === null) return;
+        after = last;
         // SQLite answers synchronously: let requests of other accounts in between pages.
         await setImmediate();
       }

@@ -1,0 +1,35 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { sql, type Kysely } from 'kysely';
+import { fold, labelValueKey } from '../options/label-order.js';
+import { chunks } from './chunks.js';
+import type { Tables } from './tables.js';
+
+/**
+ * Fills `device_access.sort_key` and `folded` (migration 8, docs/options.md "Big accounts")
+ * for the rows written before they existed. Computed here, not in SQL: the key follows the
+ * dropdown's collator (src/options/label-order.ts).
+ */
+
+interface Labelled {
+  id: string;
+  sort_key: string | null;
+  folded: string;
+}
+
+const labelled = (rows: Array<{ id: string; name: string }>): Labelled[] =>
+  rows.map(({ id, name }) => ({ id, sort_key: labelValueKey(name, id), folded: fold(name) }));
+
+export function backfillLabelsSqlite(raw: BetterSqlite3.Database): void {
+  const rows = raw.prepare('SELECT id, name FROM devices').all() as Array<{ id: string; name: string }>;
+  const update = raw.prepare('UPDATE device_access SET sort_key = ?, folded = ? WHERE device_id = ?');
+  for (const row of labelled(rows)) update.run(row.sort_key, row.folded, row.id);
+}
+
+export async function backfillLabelsPostgres(trx: Kysely<Tables>): Promise<void> {
+  const rows = await trx.selectFrom('devices').select(['id', 'name']).execute();
+  for (const part of chunks(labelled(rows))) {
+    const values = sql.join(part.map((r) => sql`(${r.id}, ${r.sort_key}, ${r.folded})`));
+    await sql`UPDATE device_access SET sort_key = v.sort_key, folded = v.folded
+      FROM (VALUES ${values}) AS v(id, sort_key, folded) WHERE device_access.device_id = v.id`.execute(trx);
+  }
+}
