@@ -8,6 +8,7 @@ import { coldBurst } from './rows/cold-burst.js';
 import { poller } from './rows/poller.js';
 import { webhooks } from './rows/webhooks.js';
 import { replicas } from './rows/replicas.js';
+import { scaleRow } from './rows/scale.js';
 
 /**
  * `npm run bench [-- <row> ...] [-- --json <file>]`: runs the benchmark rows (all, or those
@@ -23,7 +24,7 @@ import { replicas } from './rows/replicas.js';
  * BENCH_ROUNDS (interleaved rounds, default 5), BENCH_CONCURRENCY (connections, default 32),
  * BENCH_CLIENT (`raw` net sockets, default, or `http` for a node:http keep-alive Agent).
  */
-const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks, replicas];
+const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks, replicas, scaleRow];
 
 function readSettings(env: NodeJS.ProcessEnv): BenchSettings {
   const num = (name: string, fallback: number, min: number, max: number, integer: boolean): number => {
