@@ -1,5 +1,5 @@
 import { closeSync, openSync, statSync, writeSync } from 'node:fs';
-import { formatMicros } from '../../src/time/timestamps.js';
+import { benchDeviceRecord } from './devices.js';
 
 /**
  * The dataset of the `scale` row (docs/datasets.md shape), written to a file as it is generated
@@ -48,33 +48,6 @@ export const scaleSearches = {
 };
 
 const places = ['Menu board', 'Drive-thru', 'Lobby', 'Counter', 'Window'];
-const registeredBase = Date.UTC(2024, 0, 1) * 1000;
-
-function device(id: string, name: string, index: number, user: string): string {
-  const at = formatMicros(registeredBase + index * 1_000_000);
-  const wifi = index % 2 === 0;
-  return JSON.stringify({
-    id,
-    name,
-    timezone: 'America/Chicago',
-    screen_resolution: index % 3 === 0 ? '1080x1920' : '1920x1080',
-    screen_orientation: 'normal',
-    registered_at: at,
-    published_at: 'now-2h',
-    last_heartbeat_at: 'now-30s',
-    offline_startup: false,
-    offline_startup_delay_minutes: 0,
-    open_dev_tools: false,
-    display_connected: true,
-    connection_type: wifi ? 'wifi' : 'ethernet',
-    wifi_ssid: wifi ? 'StoreStaff' : null,
-    wifi_signal_strength: wifi ? -50 - (index % 30) : null,
-    updated_at: 'now-1h',
-    created_at: at,
-    access: [{ user_id: user, level: 'read' }],
-  });
-}
-
 const groupId = (menu: number, serial: number) => `5ca1e000-${String(menu).padStart(4, '0')}-4000-8000-${serial.toString(16).padStart(12, '0')}`;
 
 /** A small file writer that batches strings into few write calls. */
@@ -127,10 +100,10 @@ export function writeScaleDataset(file: string): number {
     array(out, 'api_keys', keys, (k) => JSON.stringify(k));
     const devices = function* (): Generator<string> {
       for (let i = 0; i < scaleDevices; i += 1) {
-        yield device(bigDeviceId(i), `Store ${Math.floor(i / places.length) + 1} ${places[i % places.length]}`, i, 'usr_scale_big');
+        yield JSON.stringify(benchDeviceRecord(bigDeviceId(i), `Store ${Math.floor(i / places.length) + 1} ${places[i % places.length]}`, i, 'usr_scale_big'));
       }
       for (const a of small) {
-        for (let i = 0; i < smallDevices; i += 1) yield device(smallDeviceId(a, i), `Café ${a} screen ${i + 1}`, i, `usr_scale_${a}`);
+        for (let i = 0; i < smallDevices; i += 1) yield JSON.stringify(benchDeviceRecord(smallDeviceId(a, i), `Café ${a} screen ${i + 1}`, i, `usr_scale_${a}`));
       }
     };
     array(out, 'devices', devices(), (d) => d);
