@@ -80,7 +80,7 @@ function linesFor(m: ScaleMeasured): { rows: TableRow[]; notes: string[] } {
     {
       row: 7,
       benchmark: `[${e}] scale: cold device dropdown of the account with ${fmtInt(scaleDevices)} devices`,
-      result: `${dropdownText(d.devicesFirst, d.devicesSearch, scaleSearches.devices.q, scaleDevices, scaleSearches.devices.matches)} · the first page again (cached) ${fmtMs(d.devicesWarm.ms)}`,
+      result: `${dropdownText(d.devicesFirst, d.devicesSearch, scaleSearches.devices.q, scaleDevices, scaleSearches.devices.matches)} · the first page again right after ${fmtMs(d.devicesWarm.ms)} (X-Cache ${d.devicesWarm.cache || 'n/a'})`,
       target: `≤ 1 s each ${mark(dropdownsMet(d.devicesFirst, d.devicesSearch))}`,
       command: cmd,
     },
@@ -158,7 +158,7 @@ function linesFor(m: ScaleMeasured): { rows: TableRow[]; notes: string[] } {
     },
   ];
   const notes = [
-    `${name} [${e}]: \`npm run import\` of the dataset ${secs(m.importMs)} (its peak resident memory ${mib(m.importPeakRss)}); the service (\`node dist/src/main.js\`, ${e === 'sqlite' ? 'SQLite file in a temp folder' : 'a fresh PostgreSQL database'}, LOG_LEVEL=info) answered /healthz ${secs(m.startMs)} after it was started. Phases began at +${m.marks.map(([l, at]) => `${l} ${((at - m.marks[0]![1]) / 1000).toFixed(1)} s`).join(', +')}.`,
+    `${name} [${e}]: \`npm run import\` of the dataset ${secs(m.importMs)} (its peak resident memory ${mib(m.importPeakRss)}); the service (\`node dist/src/main.js\`, ${e === 'sqlite' ? 'SQLite file in a temp folder' : 'a fresh PostgreSQL database'}, LOG_LEVEL=info) answered /healthz ${secs(m.startMs)} after it was started. ${m.planner ? `PostgreSQL planner: ${m.planner}. ` : ''}Phases began at +${m.marks.map(([l, at]) => `${l} ${((at - m.marks[0]![1]) / 1000).toFixed(1)} s`).join(', +')}.`,
   ];
   return { rows, notes };
 }
@@ -195,6 +195,6 @@ export const scaleRow: BenchRow = {
   contractRow: 7,
   description: 'scale: 100,000 devices and 20,000 groups in one account beside small ones → cold dropdowns, poll, 2,000 offline end to end, /healthz and small accounts meanwhile, lag, memory, fairness (slow; only when named)',
   onlyWhenNamed: true,
-  budgetMs: 20 * 60_000,
+  budgetMs: 30 * 60_000,
   run,
 };
