@@ -8,6 +8,7 @@ import { coldBurst } from './rows/cold-burst.js';
 import { poller } from './rows/poller.js';
 import { webhooks } from './rows/webhooks.js';
 import { replicas } from './rows/replicas.js';
+import { scaleRow } from './rows/scale.js';
 
 /**
  * `npm run bench [-- <row> ...] [-- --json <file>]`: runs the benchmark rows (all, or those
@@ -16,13 +17,14 @@ import { replicas } from './rows/replicas.js';
  * none, or failed to run. `--json <file>` also writes the figures with the date, the machine
  * (cores, Node.js version) and the commit.
  *
- * A new row is a module under bench/rows/ exporting a BenchRow, added to `rows` below.
+ * A new row is a module under bench/rows/ exporting a BenchRow, added to `rows` below. A row
+ * marked `onlyWhenNamed` (`scale`, which takes minutes) is left out unless named.
  *
  * Environment: BENCH_SECONDS (measured seconds per target per round, default 2),
  * BENCH_ROUNDS (interleaved rounds, default 5), BENCH_CONCURRENCY (connections, default 32),
  * BENCH_CLIENT (`raw` net sockets, default, or `http` for a node:http keep-alive Agent).
  */
-const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks, replicas];
+const rows: BenchRow[] = [optionsWarm, coldBurst, poller, webhooks, replicas, scaleRow];
 
 function readSettings(env: NodeJS.ProcessEnv): BenchSettings {
   const num = (name: string, fallback: number, min: number, max: number, integer: boolean): number => {
@@ -45,7 +47,7 @@ function readSettings(env: NodeJS.ProcessEnv): BenchSettings {
 }
 
 function selectRows(args: string[]): BenchRow[] {
-  if (args.length === 0) return rows;
+  if (args.length === 0) return rows.filter((r) => !r.onlyWhenNamed);
   return args.map((arg) => {
     const row = rows.find((r) => r.name === arg);
     if (!row) throw new Error(`unknown bench row "${arg}"; rows: ${rows.map((r) => r.name).join(', ')}`);
@@ -55,7 +57,8 @@ function selectRows(args: string[]): BenchRow[] {
 
 /** An upper bound on a run, so a stuck row cannot hang the command. */
 function budgetMs(settings: BenchSettings, selected: BenchRow[]): number {
-  return 120_000 + selected.length * settings.rounds * 3 * (settings.seconds + 2) * 1000 * 2;
+  const own = selected.reduce((ms, row) => ms + (row.budgetMs ?? 0), 0);
+  return 120_000 + own + selected.length * settings.rounds * 3 * (settings.seconds + 2) * 1000 * 2;
 }
 
 /** `--json <file>` out of the arguments; the rest are row names. */
@@ -80,7 +83,8 @@ function currentCommit(): string | null {
 
 function help(): string {
   const names = rows.map((r) => `  ${r.name.padEnd(14)} ${r.description}`).join('\n');
-  return `npm run bench [-- <row> ...] [--json <file>]\n\nRows:\n${names}\n\nEach figure is printed beside its target with ✔ (met) or ✘ (missed); a miss exits 1.\n--json <file> also writes the figures with the date, the machine and the commit.\n`;
+  const named = rows.filter((r) => r.onlyWhenNamed).map((r) => r.name).join(', ');
+  return `npm run bench [-- <row> ...] [--json <file>]\n\nRows:\n${names}\n\nWithout row names every row runs except ${named} (slow: name it, e.g. npm run bench -- ${named.split(', ')[0]}).\nEach figure is printed beside its target with ✔ (met) or ✘ (missed); a miss exits 1.\n--json <file> also writes the figures with the date, the machine and the commit.\n`;
 }
 
 async function main(): Promise<number> {

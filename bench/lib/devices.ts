@@ -20,27 +20,34 @@ export function benchDeviceId(index: number): string {
 
 const registeredBase = Date.UTC(2025, 0, 1) * 1000;
 
-export function deviceDataset(count: number): unknown {
-  const devices = Array.from({ length: count }, (_, i) => ({
-    id: benchDeviceId(i),
-    name: `Screen ${i + 1}`,
+/** One generated device of the dataset format, online (heartbeat `now-30s`), readable by `userId`. */
+export function benchDeviceRecord(id: string, name: string, index: number, userId: string) {
+  const registered = formatMicros(registeredBase + index * 1_000_000);
+  const wifi = index % 2 === 0;
+  return {
+    id,
+    name,
     timezone: 'America/Chicago',
-    screen_resolution: i % 3 === 0 ? '1080x1920' : '1920x1080',
+    screen_resolution: index % 3 === 0 ? '1080x1920' : '1920x1080',
     screen_orientation: 'normal',
-    registered_at: formatMicros(registeredBase + i * 1_000_000),
+    registered_at: registered,
     published_at: 'now-2h',
     last_heartbeat_at: 'now-30s',
     offline_startup: false,
     offline_startup_delay_minutes: 0,
     open_dev_tools: false,
     display_connected: true,
-    connection_type: i % 2 === 0 ? 'wifi' : 'ethernet',
-    wifi_ssid: i % 2 === 0 ? 'BenchStaff' : null,
-    wifi_signal_strength: i % 2 === 0 ? -50 - (i % 30) : null,
+    connection_type: wifi ? 'wifi' : 'ethernet',
+    wifi_ssid: wifi ? 'BenchStaff' : null,
+    wifi_signal_strength: wifi ? -50 - (index % 30) : null,
     updated_at: 'now-1h',
-    created_at: formatMicros(registeredBase + i * 1_000_000),
-    access: [{ user_id: deviceBenchUser, level: 'read' }],
-  }));
+    created_at: registered,
+    access: [{ user_id: userId, level: 'read' }],
+  };
+}
+
+export function deviceDataset(count: number): unknown {
+  const devices = Array.from({ length: count }, (_, i) => benchDeviceRecord(benchDeviceId(i), `Screen ${i + 1}`, i, deviceBenchUser));
   return {
     accounts: [{ id: 'acc_bench_devices', name: 'Bench Screens' }],
     users: [{ id: deviceBenchUser, account_id: 'acc_bench_devices', name: 'Bench Screens User' }],

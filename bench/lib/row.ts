@@ -29,6 +29,10 @@ export interface BenchRow {
   /** Its number in the README's benchmark table. */
   contractRow: number;
   description: string;
+  /** Left out of a plain `npm run bench` (a slow row): runs only when named. */
+  onlyWhenNamed?: boolean;
+  /** Its own time budget in ms, added to the run's (see bench/run.ts). */
+  budgetMs?: number;
   run(settings: BenchSettings): Promise<RowOutput>;
 }
 
