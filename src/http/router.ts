@@ -15,7 +15,7 @@ import type { Route, RouteAuth } from './route.js';
  */
 
 /** An OpenAPI path (`/v1/hooks/{id}`) as an Express path (`/v1/hooks/:id`). */
-export function expressPath(path: string): string {
+function expressPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
