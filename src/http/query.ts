@@ -1,12 +1,13 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { jsonPath } from '../dataset/parse.js';
 import { validationError, type ErrorDetail } from '../errors.js';
 
 /**
- * Building blocks for query and path parameter schemas, and the one place their problems
- * become a 400 (docs/api.md). The same zod schemas are read by the OpenAPI generator, so the
- * output side of each (after parsing) is what the document shows: `page` is an integer with
- * its range and default, `ids` an array of strings, `is_online` a boolean.
+ * Building blocks for query and path parameter schemas, and the one place their problems (and
+ * a JSON body's) become a 400 (docs/api.md). The same zod schemas are read by the OpenAPI
+ * generator, so the output side of each (after parsing) is what the document shows: `page` is
+ * an integer with its range and default, `ids` an array of strings, `is_online` a boolean.
  *
  * Query values arrive as a string, or an array of strings when a parameter is repeated (the
  * app uses the `simple` query parser). A repeated scalar is an error; lists may repeat.
@@ -90,3 +91,10 @@ export function parseParams<S extends ParamsSchema>(schema: S, input: Query | Re
 
 /** `parseParams` for `req.query`. */
 export const parseQuery = parseParams;
+
+/** Parses a JSON body with a schema: a 400 listing every problem by its JSON path, the message being the first. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  throw validationError(parsed.error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message })));
+}

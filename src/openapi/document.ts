@@ -1,15 +1,14 @@
 import { z } from 'zod';
 import type { Manifest } from '../manifest/schema.js';
+import type { Route } from '../http/route.js';
 import { apiSchemas } from '../http/responses.js';
 import { operation, tidy, type Json } from './operation.js';
-import { operations, webhooks, type DocumentOptions } from './operations.js';
-
-export type { DocumentOptions } from './operations.js';
+import { operations, webhooks } from './operations.js';
 
 /**
- * The OpenAPI 3.1 document of the service, generated from the zod schemas the routes
- * validate with (src/http/schemas.ts) and the response schemas (src/http/responses.ts).
- * Option routes come from the manifest's option sources, exactly as the routes do.
+ * The OpenAPI 3.1 document of the service, generated from the route declarations the app
+ * serves (src/http/routes/: paths, keys, the zod schemas the routes validate with, answers)
+ * and the response schemas (src/http/responses.ts).
  * test/integration/openapi.test.ts checks that every registered route is here and that real
  * responses match what is documented; openapi-agreement.test.ts that every declared bound
  * holds at runtime; openapi-lint.test.ts that Redocly and Spectral find no error.
@@ -26,10 +25,10 @@ function componentSchemas(): Json {
   return tidy(schemas) as Json;
 }
 
-/** The document without `servers` (those depend on the request); build once, reuse. */
-export function buildOpenApiDocument(manifest: Manifest, options: DocumentOptions): Json {
+/** The document of these routes without `servers` (those depend on the request); build once, reuse. */
+export function buildOpenApiDocument(manifest: Manifest, routes: readonly Route[]): Json {
   const paths: Record<string, Json> = {};
-  for (const spec of operations(manifest, options)) {
+  for (const spec of operations(routes)) {
     (paths[spec.path] ??= {})[spec.method] = operation(spec);
   }
   return {

@@ -32,7 +32,7 @@ export interface OperationSpec {
   summary: string;
   description?: string;
   /** Which key headers the route reads and the scopes it needs; absent = no key. */
-  auth?: { headers: KeyHeaders; scopes: Scope[] };
+  auth?: { headers: KeyHeaders; scopes: readonly Scope[] };
   params?: ParamsSchema;
   query?: ParamsSchema;
   extraParameters?: Json[];

@@ -7,10 +7,12 @@ import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { Receiver } from '../helpers/receiver.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { catalog, groupIds, keys, menuIds } from '../fixtures/catalog.js';
+import { routes as declaredRoutes } from '../../src/http/routes/index.js';
 
-// GET /openapi.json and GET /docs. The document is generated from the zod schemas the routes
-// validate with; here it is checked against the routes Express really has, for OpenAPI 3.1
-// structure, and against real responses from every part of the API.
+// GET /openapi.json and GET /docs. The document and the Express routes are both built from the
+// route declarations (src/http/routes/); here the document is checked against the routes
+// Express really has and the keys they really take, for OpenAPI 3.1 structure, and against
+// real responses from every part of the API.
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Method = 'get' | 'post' | 'delete';
@@ -153,6 +155,40 @@ describe('GET /openapi.json: every route, documented', () => {
     const routes = registeredRoutes(t.app);
     expect(routes.length).toBeGreaterThan(15);
     expect(documentedRoutes(doc)).toEqual(routes);
+  });
+
+  test('Express routes and the document are built from the same declarations', () => {
+    const declared = declaredRoutes(t.services.manifest, t.services.targets);
+    const names = declared.map((route) => `${route.method.toUpperCase()} ${route.path}`).sort();
+    expect(registeredRoutes(t.app)).toEqual(names);
+    expect(documentedRoutes(doc)).toEqual(names);
+    const schemes = { bearer: ['BearerAuth'], 'x-api-key': ['ApiKeyHeader'], either: ['ApiKeyHeader', 'BearerAuth'] };
+    for (const { method, path, operationId, auth } of declared) {
+      const op = doc.paths[path][method] as Json;
+      expect([path, op.operationId]).toEqual([path, operationId]);
+      expect([path, op.security]).toEqual([path, auth ? schemes[auth.headers].map((scheme) => ({ [scheme]: auth.scopes })) : []]);
+    }
+  });
+
+  test('every route takes the key its declaration (and so its operation) names, and no other', async () => {
+    const bearer = { ana: { Authorization: `Bearer ${keys.ana}` }, none: { Authorization: `Bearer ${keys.anaNoScopes}` } };
+    const apiKey = { ana: { 'X-API-Key': keys.ana }, none: { 'X-API-Key': keys.anaNoScopes } };
+    for (const route of declaredRoutes(t.services.manifest, t.services.targets)) {
+      const call = async (headers: Record<string, string>) => (await request(t.app)[route.method](route.path.replace(/\{[^}]+\}/g, 'x')).set(headers)).status;
+      const where = `${route.method.toUpperCase()} ${route.path}`;
+      const schemes = (doc.paths[route.path][route.method].security as Json[]).map((requirement) => Object.keys(requirement)[0]);
+      if (!route.auth) {
+        expect([where, await call({})]).not.toEqual([where, 401]);
+        continue;
+      }
+      expect([where, await call({})]).toEqual([where, 401]);
+      for (const [scheme, headers] of [['ApiKeyHeader', apiKey], ['BearerAuth', bearer]] as const) {
+        const read = schemes.includes(scheme);
+        const withAllScopes = await call(headers.ana);
+        expect([where, scheme, read ? withAllScopes !== 401 && withAllScopes !== 403 : withAllScopes === 401]).toEqual([where, scheme, true]);
+        if (read) expect([where, scheme, await call(headers.none)]).toEqual([where, scheme, route.auth.scopes.length > 0 ? 403 : 200]);
+      }
+    }
   });
 
   test('the check catches a route added without documentation', async () => {

@@ -1,10 +1,16 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import express, { Router } from 'express';
-import type { Services } from '../services.js';
-import { buildOpenApiDocument, openApiDocument } from '../openapi/document.js';
-import { publicBaseUrl } from './base-url.js';
-import { oneKeyAuthPlugin } from './docs-auth.js';
+import type { Services } from '../../services.js';
+import { buildOpenApiDocument, openApiDocument } from '../../openapi/document.js';
+import { publicBaseUrl } from '../base-url.js';
+import { oneKeyAuthPlugin } from '../docs-auth.js';
+import { defineRoute } from '../route.js';
+
+/**
+ * `GET /openapi.json` (the OpenAPI 3.1 document, no key) and `GET /docs` (Swagger UI over it,
+ * every asset served from this service: the machines it runs on may have no internet).
+ */
 
 /** swagger-ui-dist's folder, found the way Node resolves the dependency. */
 const swaggerUiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -25,25 +31,27 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/**
- * `GET /openapi.json` (the OpenAPI 3.1 document, no key) and `GET /docs` (Swagger UI over it,
- * every asset served from this service: the machines it runs on may have no internet).
- */
-export function docsRoutes(services: Services): Router {
-  const router = Router();
-  const base = buildOpenApiDocument(services.manifest, {
-    allowPrivateTargets: services.targets.allowAll,
-    allowedTargets: services.targets.origins.length > 0 || services.targets.ranges.length > 0,
-  });
-  base.info = { ...(base.info as object), description: `${(base.info as { description: string }).description}\n\n${guides}` };
-  const publicUrl = services.config.PUBLIC_URL;
-  // Behind a proxy that adds a path prefix, PUBLIC_URL carries it; links stay root-relative.
-  const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
+/** Behind a proxy that adds a path prefix, PUBLIC_URL carries it; links stay root-relative. */
+function pathPrefix(publicUrl: string | undefined): string {
+  return publicUrl ? new URL(publicUrl).pathname.replace(/\/+$/, '') : '';
+}
 
-  router.get('/openapi.json', (req, res) => {
-    res.json(openApiDocument(base, publicBaseUrl(req, publicUrl)));
-  });
+export const getOpenApi = defineRoute({
+  method: 'get', path: '/openapi.json', operationId: 'getOpenApi', tag: 'Service', summary: 'This document',
+  responses: { 200: { description: 'OpenAPI 3.1.', content: { type: 'application/json', schema: { type: 'object' } } } },
+  // The document of the very routes the app serves.
+  setup: (services, routes) => {
+    const base = buildOpenApiDocument(services.manifest, routes);
+    base.info = { ...(base.info as object), description: `${(base.info as { description: string }).description}\n\n${guides}` };
+    return base;
+  },
+  handler({ req, res, services, state: base }) {
+    res.json(openApiDocument(base, publicBaseUrl(req, services.config.PUBLIC_URL)));
+  },
+});
 
+function docsPage(services: Services): string {
+  const prefix = pathPrefix(services.config.PUBLIC_URL);
   const assets = `${prefix}/docs/assets`;
   const init = {
     url: `${prefix}/openapi.json`,
@@ -53,7 +61,7 @@ export function docsRoutes(services: Services): Router {
     validatorUrl: null,
     layout: 'BaseLayout',
   };
-  const page = `<!DOCTYPE html>
+  return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -76,11 +84,21 @@ window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '
 </body>
 </html>
 `;
+}
 
-  router.get('/docs', (_req, res) => {
+export const docsPageRoute = defineRoute({
+  method: 'get', path: '/docs', operationId: 'docsPage', tag: 'Service', summary: 'API reference page',
+  description: 'This document rendered by Swagger UI, served from this service (no external assets).',
+  responses: { 200: { description: 'HTML.', content: { type: 'text/html', schema: { type: 'string' } } } },
+  setup: docsPage,
+  handler({ res, state: page }) {
     res.type('html').send(page);
-  });
+  },
+});
 
+/** The page's static files: not an operation of the API, so a router of their own rather than a route. */
+export function docsAssets(): Router {
+  const router = Router();
   router.use(
     '/docs/assets',
     (req, _res, next) => {
@@ -91,6 +109,5 @@ window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '
     },
     express.static(swaggerUiDir, { index: false, maxAge: '1h' }),
   );
-
   return router;
 }

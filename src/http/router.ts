@@ -1,0 +1,100 @@
+import express, { Router, type Express, type Request, type RequestHandler } from 'express';
+import { LRUCache } from 'lru-cache';
+import type { Services } from '../services.js';
+import { authenticate, confirmDeviceKey } from '../auth/authenticate.js';
+import { AppError } from '../errors.js';
+import { parseBody, parseParams, parseQuery } from './query.js';
+import type { Route, RouteAuth } from './route.js';
+
+/**
+ * Express routes from route declarations (`http/route.ts`). Each route runs, in this order:
+ * authentication with its first scope; in upstream mode, the device upstream's word on the
+ * key, where declared; for a body, its media type, then the JSON parser; the route's further
+ * scopes; its query, then path parameters, then body, parsed with its schemas (a problem is a
+ * 400 that names it); and the handler with what was parsed.
+ */
+
+/** An OpenAPI path (`/v1/hooks/{id}`) as an Express path (`/v1/hooks/:id`). */
+function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+/**
+ * A body that is not declared as JSON is refused before it is read (a form or text body would
+ * otherwise be skipped by the JSON parser and reported as missing fields). No body at all is
+ * left to the schema: "body must be a JSON object".
+ */
+const requireJson: RequestHandler = (req, _res, next) => {
+  const empty = req.headers['transfer-encoding'] === undefined && Number(req.headers['content-length'] ?? 0) === 0;
+  if (!empty && !req.is('application/json')) throw new AppError('unsupported_media_type', 'Content-Type must be application/json');
+  next();
+};
+
+// Not strict: `42` or `null` parse, so the schema can say "must be a JSON object" rather
+// than the parser saying "not valid JSON".
+const jsonBody = express.json({ limit: '16kb', strict: false });
+
+function authMiddleware(auth: RouteAuth, services: Services): RequestHandler[] {
+  const checked = authenticate({ headers: auth.headers, scope: auth.scopes[0], verify: services.keys[auth.keys], attempts: services.failedAttempts });
+  return auth.confirmDeviceKey ? [checked, confirmDeviceKey(services)] : [checked];
+}
+
+/** The scopes after the first, checked once the body is read; null when there are none. */
+function laterScopes(auth: RouteAuth | undefined): ((req: Request) => void) | null {
+  const later = auth?.scopes.slice(1) ?? [];
+  if (later.length === 0) return null;
+  return (req) => {
+    const scopes = req.principal?.scopes;
+    if (scopes && later.some((scope) => !scopes.has(scope))) throw new AppError('invalid_scopes', 'Invalid scopes');
+  };
+}
+
+interface ParsedUrl {
+  query: unknown;
+  params: unknown;
+}
+
+/** Parses what the URL carries: the query, then the path parameters; memoised per URL when the route says so. */
+function urlParser(route: Route): (req: Request) => ParsedUrl {
+  const { query, params, readQuery } = route;
+  const parse = (req: Request): ParsedUrl => ({
+    query: readQuery ? readQuery(req.query) : query ? parseQuery(query, req.query) : undefined,
+    params: params ? parseParams(params, req.params) : undefined,
+  });
+  if (!route.memo) return parse;
+  const parsedUrls = new LRUCache<string, ParsedUrl>({ max: route.memo });
+  return (req) => {
+    let parsed = parsedUrls.get(req.originalUrl);
+    if (!parsed) {
+      parsed = parse(req);
+      parsedUrls.set(req.originalUrl, parsed);
+    }
+    return parsed;
+  };
+}
+
+function handlerOf(route: Route, services: Services, routes: readonly Route[]): RequestHandler[] {
+  const state = route.setup?.(services, routes);
+  const checkScopes = laterScopes(route.auth);
+  const readUrl = urlParser(route);
+  const { body: bodySchema, handler } = route;
+  const handle: RequestHandler = (req, res) => {
+    checkScopes?.(req);
+    const { query, params } = readUrl(req);
+    const body = bodySchema ? parseBody(bodySchema, req.body) : undefined;
+    return handler({ req, res, services, principal: req.principal, params, query, body, state });
+  };
+  return [...(route.auth ? authMiddleware(route.auth, services) : []), ...(bodySchema ? [requireJson, jsonBody] : []), handle];
+}
+
+/**
+ * Registers every route: the hot ones on the app itself, first; the others, in the order
+ * given, on one router mounted after them.
+ */
+export function mountRoutes(app: Express, routes: readonly Route[], services: Services): void {
+  const router = Router();
+  for (const route of routes) {
+    (route.hot ? app : router)[route.method](expressPath(route.path), ...handlerOf(route, services, routes));
+  }
+  app.use(router);
+}

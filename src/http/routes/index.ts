@@ -1,0 +1,45 @@
+import type { Manifest } from '../../manifest/schema.js';
+import type { TargetPolicy } from '../../webhooks/target-guard.js';
+import type { Route } from '../route.js';
+import { getDevice, listDevices } from './devices.js';
+import { docsPageRoute, getOpenApi } from './docs.js';
+import { createHook, deleteHook, getHook, listHookDeliveries, listHooks } from './hooks.js';
+import { listGroups, listMenus } from './menus.js';
+import { metrics } from './metrics.js';
+import { optionRoute } from './options.js';
+import { getManifest, getManifestSchema, getMe, health, readiness } from './service.js';
+import { listEvents, pollDeviceStatus, sampleDeviceStatus } from './triggers.js';
+
+export { docsAssets } from './docs.js';
+
+/**
+ * Every route of the service, in the order the OpenAPI document lists them. The Express app
+ * (`http/router.ts`) and the document (`openapi/document.ts`) are both built from this list.
+ * A new endpoint is a `defineRoute` in the file of its area, added here.
+ */
+export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
+  return [
+    listDevices,
+    getDevice,
+    listMenus,
+    listGroups,
+    // One per option source of the manifest.
+    ...manifest.optionSources.map(optionRoute),
+    getMe,
+    pollDeviceStatus,
+    sampleDeviceStatus,
+    listEvents,
+    createHook(targets),
+    listHooks,
+    getHook,
+    deleteHook,
+    listHookDeliveries,
+    health,
+    readiness,
+    getManifest,
+    getManifestSchema,
+    metrics,
+    getOpenApi,
+    docsPageRoute,
+  ];
+}
