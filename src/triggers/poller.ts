@@ -237,6 +237,8 @@ export class DeviceStatusPoller {
       return fresh;
     } catch (err) {
       if (err instanceof LeaseLostError) logger.warn({ key }, 'poll outlived its lease; another replica has the key');
+      // Nothing was written: the next poll sees the same changes and records them then.
+      else logger.error({ key, changes: events.length, err: (err as Error).message }, 'could not record the poll; its changes are recorded by the next one');
       throw err;
     }
   }

@@ -1,0 +1,34 @@
+import { afterEach, expect, test } from '@jest/globals';
+import request from 'supertest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { deviceBenchKey, deviceDataset } from '../../bench/lib/devices.js';
+
+/**
+ * A mass outage (docs/triggers.md): thousands of one key's devices going offline in the same
+ * poll are all recorded and fanned out to its hooks, in one transaction, whatever the engines'
+ * limits on bound parameters per statement (SQLite 32,766; PostgreSQL 65,535: 10,000 events
+ * of 7 columns in one statement would pass neither).
+ */
+let t: TestApp;
+afterEach(async () => {
+  await t.close();
+});
+
+const devices = 10_000;
+
+test(`${devices.toLocaleString('en')} devices going offline in one poll: every event is recorded and queued for the hook`, async () => {
+  t = await buildTestApp({ dataset: deviceDataset(devices), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const get = (path: string) => request(t.app).get(path).set('X-API-Key', deviceBenchKey);
+  await get('/v1/triggers/device-status').expect(200, []);
+  await request(t.app).post('/v1/hooks').set('X-API-Key', deviceBenchKey).send({ target_url: 'http://127.0.0.1:9/outage', events: ['device.offline'] }).expect(201);
+
+  t.clock.advance(3_600_000);
+  expect((await t.services.poller.pollOnce()).events).toBe(devices);
+  expect(Number(await t.value("SELECT count(*) FROM events WHERE type = 'device.offline'"))).toBe(devices);
+  expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(devices);
+  const newest = await get('/v1/triggers/device-status?limit=1').expect(200);
+  expect(newest.body[0]).toMatchObject({ type: 'device.offline', status: 'offline' });
+  // Recorded once: the next poll finds nothing new.
+  expect((await t.services.poller.pollOnce()).events).toBe(0);
+}, 120_000);
+
