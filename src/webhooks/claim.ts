@@ -63,10 +63,11 @@ export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOp
       'e.type',
       'e.occurred_at',
       'e.payload',
+      'd.fair_at',
     ])
     .where('d.id', 'in', ids)
     .orderBy('d.fair_at')
     .orderBy('d.id')
     .execute();
-  return { due: rows.map((r) => ({ ...r, id: Number(r.id), leased_until: until })), seen: candidates.length };
+  return { due: rows.map((r) => ({ ...r, id: Number(r.id), fair_at: Number(r.fair_at), leased_until: until })), seen: candidates.length };
 }

@@ -15,6 +15,8 @@ export interface Due {
   type: string;
   occurred_at: string;
   payload: string;
+  /** Its place in its origin's fair order (webhooks/fan-out.ts): lanes send in this order. */
+  fair_at: number;
   /** When this replica's lease ends (ms); moved on by `renew`. */
   leased_until: number;
 }

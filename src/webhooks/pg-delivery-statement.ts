@@ -81,7 +81,7 @@ export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOpt
   const fresh = options.fresh ?? options.limit;
   const until = now + options.leaseMs;
   const recorded = records.map((r) => r.delivery.id);
-  const { rows } = await sql<Due & { fair_at: string; seen: string; logged: Array<[string, string]> | null }>`
+  const { rows } = await sql<Omit<Due, 'fair_at'> & { fair_at: string; seen: string; logged: Array<[string, string]> | null }>`
     WITH ${recordCtes(records)},
     cand AS (
       SELECT d.id, d.fair_at, coalesce(h.target_origin, 'invalid') AS origin
@@ -121,6 +121,6 @@ export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOpt
   const logged = new Map((head?.logged ?? []).map(([hook, n]) => [hook, Number(n)]));
   const due = rows
     .filter((r) => r.id !== null)
-    .map(({ fair_at: _f, seen: _s, logged: _l, ...r }) => ({ ...r, id: Number(r.id), attempts: Number(r.attempts), leased_until: until }));
+    .map(({ seen: _s, logged: _l, ...r }) => ({ ...r, id: Number(r.id), attempts: Number(r.attempts), fair_at: Number(r.fair_at), leased_until: until }));
   return { due, seen: due.length > 0 ? Number(head!.seen) : 0, logged };
 }

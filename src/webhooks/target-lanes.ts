@@ -10,6 +10,8 @@ const horizonMs = 250;
 /** Sends per origin measured over windows of this length. */
 const rateWindowMs = 250;
 
+const inFairOrder = (a: Due, b: Due) => a.fair_at - b.fair_at || a.id - b.id;
+
 export class TargetLanes {
   private readonly inFlight = new Map<string, number>();
   /** Per origin: sends finished in the current window, when it started, the last window's rate (per ms). */
@@ -80,14 +82,24 @@ export class TargetLanes {
     return this.waiting.has(origin);
   }
 
-  /** Adds claimed deliveries to their lanes and starts what the free slots allow. */
+  /**
+   * Adds claimed deliveries to their lanes, each lane kept in fair order (`fair_at`, then id),
+   * and starts what the free slots allow. So another hook's delivery claimed while a lane holds
+   * one hook's backlog goes ahead of the later part of that backlog, instead of behind all of it.
+   */
   add(claimed: Due[]): void {
+    const touched = new Set<string>();
     for (const delivery of claimed) {
       const lane = this.waiting.get(delivery.target_origin);
       if (lane) lane.push(delivery);
       else this.waiting.set(delivery.target_origin, [delivery]);
+      touched.add(delivery.target_origin);
     }
-    for (const origin of new Set(claimed.map((d) => d.target_origin))) this.drain(origin);
+    for (const origin of touched) {
+      const lane = this.waiting.get(origin)!;
+      lane.sort(inFairOrder);
+      this.drain(origin);
+    }
   }
 
   /** A delivery of `origin` is done: its slot takes the next of the lane at once. */
