@@ -187,6 +187,8 @@ async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: Device
   // limits on bound parameters, and is still recorded all or nothing.
   const inserted: Array<{ seq: number; id: string }> = [];
   for (const part of chunks(events)) {
+    // A mass outage is many slices: other requests run in between (SQLite answers synchronously).
+    await setImmediate();
     const rows = await trx
       .insertInto('events')
       .values(part.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.device.id, occurred_at: e.occurred_at, payload: JSON.stringify(e), created_at: now })))

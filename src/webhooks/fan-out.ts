@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Insertable, Kysely } from 'kysely';
 import type { DeviceEvent } from '../catalog/event.js';
 import { chunks } from '../db/chunks.js';
@@ -67,6 +68,8 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
     await hookWrites.setFairCursor(trx, hook.id, start + (due.length - 1) * fairSpacingMs);
   }
   for (const part of chunks(deliveries)) {
+    // Thousands of deliveries are many slices: other requests run in between (SQLite answers synchronously).
+    await setImmediate();
     await trx.insertInto('deliveries').values(part).onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing()).execute();
   }
 }
