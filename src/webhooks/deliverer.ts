@@ -36,7 +36,7 @@ const coalesceMs = 2;
  * Rounds of sends claimed ahead per origin: at least 8 (as many as a slow receiver needs), at
  * most 64 for a fast one (the lanes size them by the origin's rate).
  */
-const lookahead = { min: 8, max: 64 };
+const lookahead = { min: 16, max: 64 };
 /** Candidates looked at by one claim, at most (ids in one statement). */
 const maxClaim = 500;
 /** Held leases are renewed this many times per lease. */

@@ -52,7 +52,7 @@ function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
         fair_at = CASE WHEN r.next_at IS NOT NULL AND d.fair_at < r.next_at THEN r.next_at ELSE d.fair_at END,
         leased_until = 0
       FROM rec r
-      WHERE d.id = r.id AND d.attempts = r.attempt - 1
+      WHERE d.id = r.id AND d.id = ANY(${c.ids}::bigint[]) AND d.attempts = r.attempt - 1
       RETURNING d.id
     ),
     logged AS (

@@ -8,7 +8,7 @@ import type { Due } from './delivery-queue.js';
 /** A lane holds about this long of its origin's sends (at the rate it answers), within bounds. */
 const horizonMs = 250;
 /** Sends per origin measured over windows of this length. */
-const rateWindowMs = 250;
+const rateWindowMs = 100;
 
 const inFairOrder = (a: Due, b: Due) => a.fair_at - b.fair_at || a.id - b.id;
 
@@ -56,7 +56,7 @@ export class TargetLanes {
    */
   ranDry(origin: string): void {
     if (this.grown.size > 10_000) this.grown.clear();
-    this.grown.set(origin, Math.min(this.capacityBounds.max, 2 * this.capacity(origin)));
+    this.grown.set(origin, Math.min(this.capacityBounds.max, 4 * this.capacity(origin)));
   }
 
   keptUp(origin: string): void {
