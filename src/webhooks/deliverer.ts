@@ -33,7 +33,7 @@ const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
 const coalesceMs = 2;
 /**
- * Rounds of sends claimed ahead per origin: at least 8 (as many as a slow receiver needs), at
+ * Rounds of sends claimed ahead per origin: at least 16 (a lane whose rate is not known yet: the claim of a burst's start), since a lane sends in fair order a slow receiver's long lane delays no other hook, at
  * most 64 for a fast one (the lanes size them by the origin's rate).
  */
 const lookahead = { min: 16, max: 64 };
@@ -167,7 +167,7 @@ export class WebhookDeliverer {
   }
 
   /**
-   * Claims ahead: up to each origin's lane capacity (8 to 64 rounds of its concurrency, by its
+   * Claims ahead: up to each origin's lane capacity (16 to 64 rounds of its concurrency, by its
    * rate; `maxHeld` in all), so a lane never runs dry while the next claim is under way, and
    * writes the finished attempts in the same transaction. Origins whose lane is full are
    * skipped in the query. Returns whether to claim again at once.
