@@ -39,3 +39,6 @@ export const DevicePage = component(
  * the device-list route prints it upper case.
  */
 export type Device = z.infer<typeof Device>;
+
+/** What a device's status is decided from: its id and heartbeat, and whether it is online. */
+export type DeviceState = Pick<Device, 'id' | 'last_heartbeat_at' | 'is_online'>;

@@ -4,6 +4,8 @@ import type { DeviceRow } from '../db/tables.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from './types.js';
+import type { DeviceState } from '../catalog/device.js';
+import { inChunks } from '../db/chunks.js';
 
 /**
  * Devices from the embedded catalog. A key sees the devices its user has `read` or `update`
@@ -127,6 +129,35 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
         // SQLite answers synchronously: let requests of other accounts in between pages.
         await setImmediate();
       }
+    },
+
+    /** The same keyset pages, with each device's id and heartbeat only (one index-ordered join). */
+    async *statePages(principal: Principal, pageSize: number): AsyncGenerator<DeviceState[]> {
+      const threshold = onlineSince();
+      let after: OrderKey | null = null;
+      for (;;) {
+        const from: OrderKey | null = after;
+        const rows: Array<{ device_id: string; registered_at: string; last_heartbeat_at: string | null }> = await visible(principal.userId)
+          .select(['a.device_id', 'a.registered_at', 'd.last_heartbeat_at'])
+          .$if(from !== null, (q) => q.where((eb) => eb(eb.refTuple('a.registered_at', 'a.device_id'), '>', eb.tuple(from!.registeredAt, from!.id))))
+          .orderBy('a.registered_at')
+          .orderBy('a.device_id')
+          .limit(pageSize)
+          .execute();
+        if (rows.length > 0) {
+          yield rows.map((r) => ({ id: r.device_id, last_heartbeat_at: r.last_heartbeat_at, is_online: r.last_heartbeat_at !== null && r.last_heartbeat_at > threshold }));
+        }
+        const end = rows[rows.length - 1];
+        if (!end || rows.length < pageSize) return;
+        after = { registeredAt: end.registered_at, id: end.device_id };
+        // SQLite answers synchronously: let requests of other accounts in between pages.
+        await setImmediate();
+      }
+    },
+
+    async byIds(principal: Principal, ids: readonly string[]): Promise<Device[]> {
+      const threshold = onlineSince();
+      return inChunks(ids, async (part) => (await visible(principal.userId).selectAll('d').where('d.id', 'in', part).execute()).map((row) => toDevice(row, threshold)));
     },
 
     async get(principal: Principal, id: string): Promise<Device> {

@@ -1,4 +1,4 @@
-import type { Device } from '../catalog/device.js';
+import type { Device, DeviceState } from '../catalog/device.js';
 import type { Group, Menu } from '../catalog/menu.js';
 
 /** The sources of the catalog (embedded or upstream) and what they are asked with. */
@@ -56,6 +56,13 @@ export interface DeviceSource {
    * bounded by the page, whatever the account's size.
    */
   pages(principal: Principal, pageSize: number): AsyncIterable<Device[]>;
+  /**
+   * What a poll compares, in the same pages (embedded mode): each device's id, heartbeat and
+   * status only, so a poll of a big account reads no whole record but those that changed.
+   */
+  statePages?(principal: Principal, pageSize: number): AsyncIterable<DeviceState[]>;
+  /** The whole records of those of `ids` the key may read, in no particular order. */
+  byIds?(principal: Principal, ids: readonly string[]): Promise<Device[]>;
   /** Throws AppError not_found `Device not found` when absent or not accessible. */
   get(principal: Principal, id: string): Promise<Device>;
 }

@@ -10,7 +10,8 @@ import type { Clock } from '../time/timestamps.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError, type EventLog } from './event-log.js';
-import { detectTransitions, type DeviceEvent, type Snapshot } from './transitions.js';
+import { detectTransitions, type DeviceEvent, type Snapshot, type TransitionOf } from './transitions.js';
+import type { DeviceState } from '../catalog/device.js';
 import type { Watch, WatchStore } from './watches.js';
 
 export interface PollerOptions {
@@ -205,18 +206,23 @@ export class DeviceStatusPoller {
     let askedAt = started;
     try {
       const principal = await this.principal(watch, requestId);
-      const pages = this.options.devices.pages(principal, devicePageSize)[Symbol.asyncIterator]();
+      const source = this.options.devices;
+      // Where the source can, a poll compares ids and heartbeats only and reads the whole
+      // records of the devices that changed afterwards (completeDevices).
+      const pages = (source.statePages && source.byIds ? source.statePages(principal, devicePageSize) : source.pages(principal, devicePageSize))[Symbol.asyncIterator]();
       // The interval runs from when the source is asked, so two polls of a key reach it at
       // least an interval apart even when a busy replica started this one late.
       askedAt = clock.now();
       const first = pages.next();
       first.catch(() => undefined); // awaited below; the snapshot read must not leave it unhandled
       previous = await log.snapshot(watch.key_hash);
+      const changed: Array<TransitionOf<DeviceState>> = [];
       for (let page = await first; !page.done; page = await pages.next()) {
         const part = detectTransitions(previous, page.value, this.options.heartbeatTimeoutMs, clock.now());
-        events.push(...part.events);
+        changed.push(...part.events);
         for (const [id, snap] of part.snapshot) snapshot.set(id, snap);
       }
+      events.push(...(baseline ? [] : await completeDevices(source, principal, changed)));
     } catch (err) {
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
@@ -262,4 +268,21 @@ export class DeviceStatusPoller {
       requestId: requestId ?? `poll-${randomUUID()}`,
     };
   }
+}
+
+/**
+ * Events decided from device states get their devices' whole records (read after the states,
+ * for those that changed only); the heartbeat and status stay the ones the event was decided
+ * from, so its id and payload agree. A device deleted (or no longer readable) between the two
+ * reads gets no event: it leaves the key's snapshot at the next poll.
+ */
+async function completeDevices(source: DeviceSource, principal: Principal, events: Array<TransitionOf<DeviceState>>): Promise<DeviceEvent[]> {
+  if (events.length === 0) return [];
+  if (!source.byIds || events.every((e) => 'name' in e.device)) return events as DeviceEvent[];
+  const records = new Map((await source.byIds(principal, events.map((e) => e.device.id))).map((d) => [d.id.toLowerCase(), d]));
+  return events.flatMap((event) => {
+    const record = records.get(event.device.id);
+    if (!record) return [];
+    return [{ ...event, device: { ...record, id: event.device.id, last_heartbeat_at: event.device.last_heartbeat_at, is_online: event.device.is_online } }];
+  });
 }

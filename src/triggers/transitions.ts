@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { Device } from '../catalog/device.js';
+import type { Device, DeviceState } from '../catalog/device.js';
 import type { DeviceEvent, DeviceStatus, EventType } from '../catalog/event.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
 
 export { eventTypes, type DeviceEvent, type DeviceStatus, type EventType } from '../catalog/event.js';
+
+/** An event whose `device` is what it was decided from (a whole Device, or just its state). */
+export type TransitionOf<D extends DeviceState> = Omit<DeviceEvent, 'device'> & { device: D };
 
 /** What the poller remembers of a device between polls. */
 export interface Snapshot {
@@ -32,8 +35,20 @@ export function detectTransitions(
   devices: readonly Device[],
   heartbeatTimeoutMs: number,
   nowMs: number,
-): { events: DeviceEvent[]; snapshot: Map<string, Snapshot> } {
-  const events: DeviceEvent[] = [];
+): { events: DeviceEvent[]; snapshot: Map<string, Snapshot> };
+export function detectTransitions<D extends DeviceState>(
+  previous: ReadonlyMap<string, Snapshot>,
+  devices: readonly D[],
+  heartbeatTimeoutMs: number,
+  nowMs: number,
+): { events: Array<TransitionOf<D>>; snapshot: Map<string, Snapshot> };
+export function detectTransitions<D extends DeviceState>(
+  previous: ReadonlyMap<string, Snapshot>,
+  devices: readonly D[],
+  heartbeatTimeoutMs: number,
+  nowMs: number,
+): { events: Array<TransitionOf<D>>; snapshot: Map<string, Snapshot> } {
+  const events: Array<TransitionOf<D>> = [];
   const snapshot = new Map<string, Snapshot>();
   for (const raw of devices) {
     const id = raw.id.toLowerCase();

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { catalog, keys } from '../fixtures/catalog.js';
@@ -381,5 +381,18 @@ describe('watching and retention', () => {
     await get('/v1/events').expect(200, []);
     await get('/v1/triggers/device-status').expect(200, []);
     await get(`/v1/events?after=${event.id}`).expect(400);
+  });
+});
+
+describe('what a poll reads', () => {
+  test('ids and heartbeats of every device, whole records only of the devices that changed', async () => {
+    await get('/v1/triggers/device-status').expect(200, []);
+    const byIds = jest.spyOn(t.services.devices, 'byIds');
+    t.clock.advance(timeoutMs);
+    expect((await t.services.poller.pollOnce()).events).toBe(1);
+    expect(byIds.mock.calls.map(([, ids]) => [...ids])).toEqual([[dev01]]);
+    byIds.mockClear();
+    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect(byIds).not.toHaveBeenCalled();
   });
 });
