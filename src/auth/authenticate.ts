@@ -4,7 +4,7 @@ import type { Principal } from '../sources/types.js';
 import type { KeyVerifier } from './embedded-keys.js';
 import type { Attempt, FailedAttempts } from './failed-attempts.js';
 import { hashKey, isWellFormedKey } from './keys.js';
-import { forwardedFor } from '../http/forwarded-for.js';
+import { forwardedFor } from './forwarded-for.js';
 
 export type Scope = 'device:read' | 'menu:read' | 'hooks:write';
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { Clock } from '../time/timestamps.js';
-import { parseRetryAfter } from '../http/retry-after.js';
+import { parseRetryAfter } from '../time/retry-after.js';
 import type { Metrics, UpstreamOutcome } from '../metrics/metrics.js';
 import { outcomeOf, statusOutcome, tagged } from '../metrics/upstream-outcome.js';
 import { collectRejected } from './rejected.js';

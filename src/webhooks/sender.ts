@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { parseRetryAfter } from '../http/retry-after.js';
+import { parseRetryAfter } from '../time/retry-after.js';
 import { guardedLookup, permittedAddresses, targetUrlProblem, type TargetPolicy } from './target-guard.js';
 
 export interface SendResult {
