@@ -30,7 +30,7 @@ export function ensureRuntime() {
 		node: join(dir, 'node_modules', 'node', 'bin', 'node'),
 		n8n: join(dir, 'node_modules', 'n8n', 'bin', 'n8n'),
 	});
-	if (existsSync(ready)) return paths();
+	if (existsSync(ready) && existsSync(paths().node)) return paths();
 	const started = Date.now();
 	mkdirSync(dir, { recursive: true });
 	if (!existsSync(join(dir, 'package.json'))) {
@@ -44,7 +44,11 @@ export function ensureRuntime() {
 	// It is a Node-API module, so whichever Node.js headers node-gyp finds (npm's nodedir, or
 	// the ones it downloads) make a binary that Node.js 24 loads.
 	run('npm', ['install', ...npmFlags, '--ignore-scripts', `n8n@${versions.n8n}`], { cwd: dir });
+	// That install lays the node package out again without its script, so bin/node is gone:
+	// run the script again.
+	run('npm', ['rebuild', 'node'], { cwd: dir });
 	const found = paths();
+	if (!existsSync(found.node)) throw new Error(`Node.js ${versions.node} is missing at ${found.node} after npm rebuild node`);
 	run('npm', ['rebuild', 'sqlite3'], {
 		cwd: dir,
 		env: { ...process.env, PATH: `${dirname(found.node)}:${process.env.PATH}` },
