@@ -14,9 +14,14 @@ export const cacheDir =
 	process.env.PLATFORM_CACHE_DIR ??
 	join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'signage-connector', 'platforms');
 
+// This package's .npmrc sets ignore-scripts for its own install, and npm hands its config on to
+// what a script runs (npm_config_ignore_scripts=true under `npm test`): the runtime's installs
+// need the node package's and sqlite3's scripts, so they set it back.
+const scriptsOn = { npm_config_ignore_scripts: 'false' };
+
 function run(command, args, options) {
 	console.log(`[runtime] ${command} ${args.join(' ')}`);
-	const result = spawnSync(command, args, { stdio: 'inherit', ...options });
+	const result = spawnSync(command, args, { stdio: 'inherit', ...options, env: { ...process.env, ...options.env, ...scriptsOn } });
 	if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status}`);
 }
 
@@ -30,7 +35,8 @@ export function ensureRuntime() {
 		node: join(dir, 'node_modules', 'node', 'bin', 'node'),
 		n8n: join(dir, 'node_modules', 'n8n', 'bin', 'n8n'),
 	});
-	if (existsSync(ready) && existsSync(paths().node)) return paths();
+	const sqlite = join(dir, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node');
+	if (existsSync(ready) && existsSync(paths().node) && existsSync(sqlite)) return paths();
 	const started = Date.now();
 	mkdirSync(dir, { recursive: true });
 	if (!existsSync(join(dir, 'package.json'))) {
@@ -44,15 +50,15 @@ export function ensureRuntime() {
 	// It is a Node-API module, so whichever Node.js headers node-gyp finds (npm's nodedir, or
 	// the ones it downloads) make a binary that Node.js 24 loads.
 	run('npm', ['install', ...npmFlags, '--ignore-scripts', `n8n@${versions.n8n}`], { cwd: dir });
-	// That install lays the node package out again without its script, so bin/node is gone:
-	// run the script again.
+	// That install may lay the node package out again without running its script: run it again.
 	run('npm', ['rebuild', 'node'], { cwd: dir });
 	const found = paths();
 	if (!existsSync(found.node)) throw new Error(`Node.js ${versions.node} is missing at ${found.node} after npm rebuild node`);
 	run('npm', ['rebuild', 'sqlite3'], {
 		cwd: dir,
-		env: { ...process.env, PATH: `${dirname(found.node)}:${process.env.PATH}` },
+		env: { PATH: `${dirname(found.node)}:${process.env.PATH}` },
 	});
+	if (!existsSync(sqlite)) throw new Error(`sqlite3 was not built (${sqlite} is missing) by npm rebuild sqlite3`);
 	writeFileSync(ready, `${new Date().toISOString()}\n`);
 	console.log(`[runtime] n8n ${versions.n8n} on Node.js ${versions.node} installed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 	return found;
