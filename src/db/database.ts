@@ -1,10 +1,11 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
+import { routedSqliteDialect } from './sqlite-driver.js';
 import type { Engine } from './engine.js';
 
 export type { Engine };
@@ -23,6 +24,13 @@ export interface Db {
    * `fn`, use only `trx` (on SQLite the one connection is held until `fn` ends).
    */
   transaction<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
+  /**
+   * After a bulk write (`rowsWritten` ≥ 1,000) on PostgreSQL: renews the planner's statistics of
+   * `tables` now, not when autovacuum next looks (a minute on, or never where it is off), so the
+   * next statements walk the indexes instead of sorting whole tables. `executor`: a transaction
+   * to run it in. SQLite's planner needs none: a no-op there.
+   */
+  refreshStatistics(tables: ReadonlyArray<keyof Tables>, rowsWritten: number, executor?: Kysely<Tables>): Promise<void>;
   /** Throws when the database cannot serve a real read and a write (`/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -46,6 +54,9 @@ export interface OpenOptions {
 }
 
 const defaultTimeoutMs = 5_000;
+
+/** Rows a write must touch before PostgreSQL's statistics are renewed (`refreshStatistics`). */
+const bulkRows = 1_000;
 
 /** One read and one write, on either engine. */
 async function readAndWrite(kysely: Kysely<Tables>): Promise<void> {
@@ -80,24 +91,14 @@ function openSqlite(path: string, timeoutMs: number): Db {
   migrateSqlite(raw);
   // Serving: better-sqlite3 is synchronous, so SQLite's own busy wait would block the event
   // loop, and every other request, for as long as another process holds the write lock. It is
-  // kept short; statements wait for the lock asynchronously instead (`patiently`), up to `timeoutMs`.
+  // kept short; statements wait for the lock asynchronously instead (sqlite-driver.ts), up to `timeoutMs`.
   raw.pragma(`busy_timeout = ${Math.min(sqliteBusySpinMs, Math.floor(timeoutMs))}`);
-  const kysely = new Kysely<Tables>({
-    dialect: new SqliteDialect({
-      database: statementCache(raw),
-      // Kysely's one SQLite connection runs each statement synchronously; every statement,
-      // `begin immediate` included, goes through the bounded, non-blocking wait below.
-      onCreateConnection: async (connection) => {
-        const execute = connection.executeQuery.bind(connection);
-        connection.executeQuery = (query) => patiently(() => execute(query), timeoutMs);
-      },
-    }),
-  });
+  const kysely = new Kysely<Tables>({ dialect: routedSqliteDialect(raw, path === ':memory:' ? null : openReader(path, timeoutMs), timeoutMs) });
   return {
     engine: 'sqlite',
     kysely,
-    // Kysely's SQLite driver serialises every use of its one connection, so holding it for
-    // the transaction is what makes the transaction atomic within this process too.
+    // The driver gives the writer to one user at a time; holding it for the transaction is
+    // what makes the transaction atomic within this process too.
     transaction: (fn) =>
       kysely.connection().execute(async (conn) => {
         await sql`begin immediate`.execute(conn);
@@ -110,6 +111,7 @@ function openSqlite(path: string, timeoutMs: number): Db {
           throw err;
         }
       }),
+    refreshStatistics: async () => undefined,
     ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };
@@ -118,41 +120,12 @@ function openSqlite(path: string, timeoutMs: number): Db {
 /** SQLite's own (blocking) busy wait per statement. */
 const sqliteBusySpinMs = 50;
 
-/**
- * Runs one statement, retrying it without blocking while another process holds the write
- * lock (SQLITE_BUSY), until `timeoutMs` has passed; then the last SQLITE_BUSY is thrown, which
- * a request answers with 503. A statement that failed busy did nothing, so it is safe to repeat.
- */
-async function patiently<T>(run: () => Promise<T>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (let pauseMs = 5; ; pauseMs = Math.min(pauseMs * 2, 100)) {
-    try {
-      return await run();
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() + pauseMs > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
-}
-
-/**
- * Kysely prepares every statement it runs; better-sqlite3 statements are reusable, so keeping
- * the few hundred distinct ones the connector issues saves a compile per query.
- */
-function statementCache(raw: BetterSqlite3.Database, max = 500): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>();
-  return {
-    close: () => raw.close(),
-    prepare(text) {
-      let statement = statements.get(text);
-      if (!statement) {
-        statement = raw.prepare(text) as unknown as SqliteStatement;
-        if (statements.size >= max) statements.delete(statements.keys().next().value!);
-        statements.set(text, statement);
-      }
-      return statement;
-    },
-  };
+/** The second connection, for reads outside a transaction (sqlite-driver.ts); it never writes. */
+function openReader(path: string, timeoutMs: number): BetterSqlite3.Database {
+  const reader = new BetterSqlite3(path);
+  reader.pragma(`busy_timeout = ${Math.min(sqliteBusySpinMs, Math.floor(timeoutMs))}`);
+  reader.pragma('query_only = ON');
+  return reader;
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
@@ -195,6 +168,10 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
     engine: 'postgres',
     kysely,
     transaction: (fn) => kysely.transaction().execute(fn),
+    refreshStatistics: async (tables, rowsWritten, executor = kysely) => {
+      if (rowsWritten < bulkRows || tables.length === 0) return;
+      await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
+    },
     ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };

@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Db, type Engine } from '../../src/db/database.js';
@@ -15,15 +18,18 @@ export function postgresUrl(): string {
 }
 
 /**
- * A database for one test app. SQLite: the given file, or a private in-memory database.
+ * A database for one test app. SQLite: the given file, or a private file in a temporary folder.
  * PostgreSQL: a schema of its own in the test database (named after `path` when one is
  * given, so a test can "restart" onto the same data); `drop` removes it.
  */
 export async function openTestDatabase(path?: string, tuning: { timeoutMs?: number; poolSize?: number } = {}): Promise<{ db: Db; drop(): Promise<void> }> {
   const poolSize = tuning.poolSize ?? 4;
   if (testEngine === 'sqlite') {
-    const db = await openDatabase({ path: path ?? ':memory:', timeoutMs: tuning.timeoutMs });
-    return { db, drop: async () => undefined };
+    if (path) return { db: await openDatabase({ path, timeoutMs: tuning.timeoutMs }), drop: async () => undefined };
+    // A file, as in production: WAL, and the driver's second (read) connection beside the writer.
+    const dir = mkdtempSync(join(tmpdir(), 'connector-test-'));
+    const db = await openDatabase({ path: join(dir, 'connector.db'), timeoutMs: tuning.timeoutMs });
+    return { db, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   if (path) {
     const schema = `t_${createHash('sha256').update(`${process.pid}:${path}`).digest('hex').slice(0, 16)}`;

@@ -1,0 +1,179 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+
+/**
+ * Kysely's SQLite driver with two connections to one database file:
+ *
+ * - the writer, held by one user at a time (a transaction holds it until it ends, across its
+ *   awaits, which is what makes it atomic within this process); every write and everything
+ *   inside a transaction runs on it;
+ * - a reader (`query_only`), for reads outside a transaction. In WAL mode a reader sees the
+ *   last commit and never waits for the writer, so a request that only reads is not queued
+ *   behind a long transaction (a poll writing 100,000 snapshot rows in slices, a fan-out).
+ *
+ * A statement goes to the reader when it is outside a transaction and SQLite says it returns
+ * rows and writes nothing (`reader && readonly`), whoever built it; the first statement that
+ * is not a read takes the writer for the rest of that connection's use. Writes commit
+ * synchronously, so a read that follows a write always sees it. An in-memory database has no
+ * second connection: everything runs on the writer.
+ *
+ * Every statement runs through `patiently`: without blocking the event loop, SQLITE_BUSY
+ * (another process holds the write lock) is retried until `timeoutMs`, then thrown (503).
+ */
+export function routedSqliteDialect(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database | null, timeoutMs: number): SqliteDialect {
+  const dialect = new SqliteDialect({ database: writer as never });
+  dialect.createDriver = () => new RoutedDriver(statementCache(writer), reader && statementCache(reader), timeoutMs);
+  return dialect;
+}
+
+type Prepare = (text: string) => BetterSqlite3.Statement;
+
+class RoutedDriver implements Driver {
+  private readonly writerLock = new Mutex();
+
+  constructor(
+    private readonly writer: Prepare & { close(): void },
+    private readonly reader: (Prepare & { close(): void }) | null,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new RoutedConnection(this);
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as RoutedConnection).release();
+  }
+
+  async destroy(): Promise<void> {
+    this.reader?.close();
+    this.writer.close();
+  }
+
+  /** The statement on the reader when it is a pure read, else null. */
+  readStatement(text: string): BetterSqlite3.Statement | null {
+    if (!this.reader) return null;
+    let statement: BetterSqlite3.Statement;
+    try {
+      statement = this.reader(text);
+    } catch {
+      return null; // the writer will prepare it, and report its error
+    }
+    return statement.reader && statement.readonly ? statement : null;
+  }
+
+  run(prepare: 'reader' | 'writer', text: string, parameters: readonly unknown[], prepared?: BetterSqlite3.Statement): Promise<QueryResult<unknown>> {
+    return patiently(() => execute(prepared ?? (prepare === 'reader' ? this.reader! : this.writer)(text), parameters), this.timeoutMs);
+  }
+
+  lockWriter(): Promise<void> {
+    return this.writerLock.lock();
+  }
+
+  unlockWriter(): void {
+    this.writerLock.unlock();
+  }
+}
+
+class RoutedConnection implements DatabaseConnection {
+  private holdsWriter = false;
+
+  constructor(private readonly driver: RoutedDriver) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.holdsWriter) {
+      const read = this.driver.readStatement(query.sql);
+      if (read) return (await this.driver.run('reader', query.sql, query.parameters, read)) as QueryResult<R>;
+      await this.driver.lockWriter();
+      this.holdsWriter = true;
+    }
+    return (await this.driver.run('writer', query.sql, query.parameters)) as QueryResult<R>;
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not used on SQLite');
+  }
+
+  release(): void {
+    if (!this.holdsWriter) return;
+    this.holdsWriter = false;
+    this.driver.unlockWriter();
+  }
+}
+
+/** One statement, the way Kysely's own SQLite connection runs it. */
+async function execute(statement: BetterSqlite3.Statement, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
+  if (statement.reader) return { rows: statement.all(parameters) };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+/**
+ * Runs one statement, retrying it without blocking while another process holds the write
+ * lock (SQLITE_BUSY), until `timeoutMs` has passed; then the last SQLITE_BUSY is thrown, which
+ * a request answers with 503. A statement that failed busy did nothing, so it is safe to repeat.
+ */
+async function patiently<T>(run: () => Promise<T>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pauseMs = 5; ; pauseMs = Math.min(pauseMs * 2, 100)) {
+    try {
+      return await run();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() + pauseMs > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
+/**
+ * Kysely prepares every statement it runs; better-sqlite3 statements are reusable, so keeping
+ * the few hundred distinct ones the connector issues saves a compile per query.
+ */
+function statementCache(raw: BetterSqlite3.Database, max = 500): Prepare & { close(): void } {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  const prepare = (text: string) => {
+    let statement = statements.get(text);
+    if (!statement) {
+      statement = raw.prepare(text);
+      if (statements.size >= max) statements.delete(statements.keys().next().value!);
+      statements.set(text, statement);
+    }
+    return statement;
+  };
+  return Object.assign(prepare, { close: () => raw.close() });
+}
+
+/** One holder at a time, in the order they asked. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  private release: (() => void) | null = null;
+
+  async lock(): Promise<void> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise((resolve) => (release = resolve));
+    await previous;
+    this.release = release;
+  }
+
+  unlock(): void {
+    const release = this.release;
+    this.release = null;
+    release?.();
+  }
+}
