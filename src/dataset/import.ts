@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { CatalogOrigin } from '../db/tables.js';
 import { formatMicros } from '../time/timestamps.js';
@@ -8,9 +7,6 @@ import { countsOf, emptyCounts, pruneMissing, writeDataset, type EntityCounts } 
 
 export { DatasetError, jsonPath, parseDataset, readDatasetFile, type DatasetIssue } from './parse.js';
 export { toGroup, type EntityCounts } from './write.js';
-
-/** Devices an import must write before PostgreSQL's statistics of the device tables are renewed. */
-const analyzeAfterDevices = 1000;
 
 export interface ImportOptions {
   prune?: boolean;
@@ -37,9 +33,9 @@ export async function importDataset(db: Db, document: unknown, options: ImportOp
     if (issues.length > 0) throw new DatasetError(`Invalid dataset: ${issues.length} problem(s)`, issues);
     const pruned = options.prune ? await pruneMissing(trx, dataset) : emptyCounts();
     await writeDataset(trx, dataset, options.nowMs);
-    // A big import on PostgreSQL: fresh planner statistics now, not when autovacuum next looks,
-    // so the first requests after it already read the per-user indexes (docs/options.md).
-    if (db.engine === 'postgres' && dataset.devices.length >= analyzeAfterDevices) await sql`ANALYZE devices, device_access`.execute(trx);
+    // A big import: fresh planner statistics, so the first requests after it already read the
+    // per-user indexes (docs/options.md).
+    await db.refreshStatistics(['devices', 'device_access'], dataset.devices.length, trx);
     const origin = { origin: options.origin ?? 'dataset', imported_at: formatMicros(options.nowMs * 1000) } as const;
     await trx.insertInto('catalog_origin').values({ id: 1, ...origin }).onConflict((oc) => oc.column('id').doUpdateSet(origin)).execute();
     return { upserted: countsOf(dataset), pruned };

@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
@@ -23,9 +23,6 @@ export interface RecentFilter {
 }
 
 export { LeaseLostError, type PollLease } from './watches.js';
-
-/** A poll that logs this many events or more refreshes the planner's statistics on PostgreSQL. */
-const analyzeAfterEvents = 1000;
 
 /**
  * The per-key event log and the poller's snapshot writes. Events are stored as their JSON,
@@ -93,12 +90,9 @@ export class EventLog {
     });
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
     for (const event of fresh) this.logger?.info({ type: event.type, deviceId: event.device.id, eventId: event.id }, 'device status changed');
-    // A mass outage on PostgreSQL: fresh planner statistics before the deliverer claims, not
-    // when autovacuum next looks (a minute on, or never where it is off). Without them the
-    // claim sorts every pending delivery instead of walking its index (docs/webhooks.md).
-    if (this.db.engine === 'postgres' && fresh.length >= analyzeAfterEvents) {
-      await sql`ANALYZE deliveries, events`.execute(this.db.kysely).catch((err: unknown) => this.logger?.warn({ err: (err as Error).message }, 'could not analyze the delivery tables'));
-    }
+    // A mass outage: fresh planner statistics before the deliverer claims. Without them
+    // PostgreSQL's claim sorts every pending delivery instead of walking its index (docs/webhooks.md).
+    await this.db.refreshStatistics(['deliveries', 'events'], fresh.length).catch((err: unknown) => this.logger?.warn({ err: (err as Error).message }, 'could not refresh the statistics of the delivery tables'));
     return fresh;
   }
 
