@@ -12,6 +12,8 @@ import type { Manifest } from './manifest/schema.js';
 import { OptionsService } from './options/service.js';
 import { DatabaseDeviceOptions } from './options/database-options.js';
 import { embeddedDeviceOptions } from './sources/embedded-device-options.js';
+import { DatabaseGroupOptions } from './options/database-group-options.js';
+import { embeddedGroupOptions } from './sources/embedded-group-options.js';
 import { embeddedDeviceSource } from './sources/embedded-devices.js';
 import { embeddedMenuSource } from './sources/embedded-menus.js';
 import { upstreamDeviceSource } from './sources/upstream-devices.js';
@@ -175,7 +177,10 @@ export function buildServices(deps: ServiceDeps): Services {
     options: new OptionsService(
       { devices: rawDevices, menus: rawMenus },
       { menu: cache('menu_options', config.OPTIONS_CACHE_TTL_MS, menuClient !== null), device: cache('device_options', config.DEVICE_CACHE_TTL_MS, deviceClient !== null) },
-      deviceClient ? undefined : new DatabaseDeviceOptions(embeddedDeviceOptions(db)),
+      {
+        devices: deviceClient ? undefined : new DatabaseDeviceOptions(embeddedDeviceOptions(db)),
+        groups: menuClient ? undefined : new DatabaseGroupOptions(embeddedGroupOptions(db)),
+      },
     ),
     failedAttempts,
     watches,

@@ -6,6 +6,7 @@ import { hashKey } from '../auth/keys.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
 import type { Group, Item } from '../sources/types.js';
 import { fold, labelValueKey } from '../options/label-order.js';
+import { menuGroupRows } from '../options/group-rows.js';
 import type { Dataset, GroupInput, ItemInput } from './schema.js';
 
 /** Writing a validated dataset: upserts by id, and with `--prune` deletes of what it lacks. */
@@ -145,6 +146,7 @@ async function writeDevices(
  */
 async function writeMenus(trx: Kysely<Tables>, menus: Dataset['menus']): Promise<void> {
   for (const menu of menus) {
+    const groups = menu.groups.map(toGroup);
     await trx
       .insertInto('menus')
       .values({
@@ -154,7 +156,7 @@ async function writeMenus(trx: Kysely<Tables>, menus: Dataset['menus']): Promise
         name: menu.name,
         description: menu.description,
         tags: JSON.stringify(menu.tags),
-        groups_json: JSON.stringify(menu.groups.map(toGroup)),
+        groups_json: JSON.stringify(groups),
         revision: randomInt(1, 2 ** 47),
       })
       .onConflict((oc) =>
@@ -168,6 +170,9 @@ async function writeMenus(trx: Kysely<Tables>, menus: Dataset['menus']): Promise
         })),
       )
       .execute();
+    // The group dropdown's rows (docs/options.md, "Big accounts"), rewritten with the menu.
+    await trx.deleteFrom('menu_groups').where('menu_id', '=', menu.id).execute();
+    await inserts(menuGroupRows(menu.id, groups), (part) => trx.insertInto('menu_groups').values(part).execute());
   }
 }
 

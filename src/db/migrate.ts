@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { hookIdentity, targetOrigin } from '../webhooks/hook-identity.js';
-import { backfillLabelsPostgres, backfillLabelsSqlite } from './backfill-labels.js';
+import { backfillLabelsPostgres, backfillLabelsSqlite, backfillMenuGroupsPostgres, backfillMenuGroupsSqlite } from './backfill-labels.js';
 import { migrations, renderMigration } from './migrations.js';
 import type { Tables } from './tables.js';
 
@@ -14,6 +14,7 @@ const backfills: Record<number, (rows: HookRow[]) => Array<{ id: string; identit
 /** Work computed in JavaScript, by the version it brings the schema to, per engine. */
 const computed: Record<number, { sqlite(raw: BetterSqlite3.Database): void; postgres(trx: Kysely<Tables>): Promise<void> }> = {
   8: { sqlite: backfillLabelsSqlite, postgres: backfillLabelsPostgres },
+  10: { sqlite: backfillMenuGroupsSqlite, postgres: backfillMenuGroupsPostgres },
 };
 
 interface HookRow {

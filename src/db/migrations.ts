@@ -237,6 +237,24 @@ export const migrations: Array<(t: Types) => string> = [
   -- (webhooks/pg-delivery-statement.ts).
   ${t.fairOrderIndex}
   `,
+  (t) => `
+  -- Group dropdowns answered from the database (docs/options.md, "Big accounts"): every group of
+  -- a menu at any depth, in the menu's depth-first source order, with the label it shows and
+  -- the folded forms q searches; the migration's backfill fills it from groups_json.
+  CREATE TABLE menu_groups (
+    menu_id TEXT NOT NULL REFERENCES menus(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL,
+    has_children INTEGER NOT NULL,
+    folded_path TEXT NOT NULL,
+    folded_name TEXT NOT NULL,
+    PRIMARY KEY (menu_id, position)
+  ) ${t.withoutRowid};
+  CREATE INDEX menu_groups_parent ON menu_groups(menu_id, parent_id, position);
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

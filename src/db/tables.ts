@@ -35,6 +35,17 @@ export interface Tables {
     groups_json: string;
     revision: number;
   };
+  menu_groups: {
+    menu_id: string;
+    position: number;
+    id: string;
+    parent_id: string | null;
+    name: string;
+    path: string;
+    has_children: number;
+    folded_path: string;
+    folded_name: string;
+  };
   watches: {
     key_hash: string;
     user_id: string | null;

@@ -1,6 +1,9 @@
 import { AppError } from '../errors.js';
 import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
+import { pathSeparator } from './group-rows.js';
+
+export { pathSeparator };
 
 /** One record of a resource: the fields a manifest's templates may use. */
 export type OptionRecord = Record<string, unknown> & {
@@ -29,7 +32,6 @@ export interface ResourceDef {
   load(sources: ResourceSources, principal: Principal, params: Record<string, string>): Promise<OptionRecord[]>;
 }
 
-export const pathSeparator = ' › ';
 
 /** Depth-first, source order; `path` joins the names from the top. */
 function flattenGroups(groups: readonly Group[], parent: string | null, prefix: string, out: OptionRecord[]): OptionRecord[] {

@@ -5,6 +5,13 @@ import { buildOptionList, type OptionList, type RenderedOptions } from './option
 import { resources, type ResourceSources } from './resources.js';
 import { queryKey, renderOptions, type OptionQuery } from './render.js';
 import { servedFromDatabase, type DatabaseDeviceOptions } from './database-options.js';
+import { groupsServedFromDatabase, type DatabaseGroupOptions } from './database-group-options.js';
+
+/** Embedded mode: the dropdowns the database can answer a page at a time. */
+export interface DatabaseOptions {
+  devices?: DatabaseDeviceOptions;
+  groups?: DatabaseGroupOptions;
+}
 
 export interface ServedOptions {
   rendered: RenderedOptions;
@@ -27,20 +34,27 @@ export class OptionsService {
   constructor(
     private readonly sources: ResourceSources,
     private readonly caches: { menu: CachedLoader; device: CachedLoader },
-    /** Embedded mode: device dropdowns the database can answer a page at a time. */
-    private readonly database?: DatabaseDeviceOptions,
+    private readonly database?: DatabaseOptions,
   ) {}
 
   /**
    * One page of a dropdown. From the database where it can answer (each page cached like a
-   * list, with the device cache's TTL), otherwise rendered from the whole cached list.
+   * list, with its area's cache and TTL), otherwise rendered from the whole cached list.
    */
   async render(source: OptionSource, principal: Principal, params: Record<string, string>, query: OptionQuery): Promise<ServedOptions> {
-    const database = this.database;
-    if (database && servedFromDatabase(source)) {
-      const cache = this.caches.device;
-      const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|page|${queryKey(query)}`, async () => {
-        const rendered = await database.render(source, principal, query);
+    const { devices, groups } = this.database ?? {};
+    const fromDatabase =
+      devices && servedFromDatabase(source)
+        ? () => devices.render(source, principal, query)
+        : groups && groupsServedFromDatabase(source)
+          ? () => groups.render(source, principal, params, query)
+          : null;
+    if (fromDatabase) {
+      const def = resources[source.resource]!;
+      const cache = this.caches[def.area];
+      const paramKey = def.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
+      const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|page|${paramKey}|${queryKey(query)}`, async () => {
+        const rendered = await fromDatabase();
         return { value: rendered, size: 64 + (rendered?.body.length ?? 0) };
       });
       if (value) return { rendered: value, state, ttlMs: cache.ttlMs };
