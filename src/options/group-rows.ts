@@ -1,3 +1,4 @@
+import type { Tables } from '../db/tables.js';
 import { fold } from './label-order.js';
 
 /** Between the names of a group's path in its label (Drinks › Hot drinks). */
@@ -10,19 +11,9 @@ export interface GroupNode {
   groups: readonly GroupNode[];
 }
 
-/** One group of a menu as the database serves its dropdown (docs/options.md, "Big accounts"). */
-export interface MenuGroupRow {
-  menu_id: string;
-  /** Depth-first source order within the menu: the dropdown's `source` order. */
-  position: number;
-  id: string;
-  parent_id: string | null;
-  name: string;
-  path: string;
-  has_children: number;
-  folded_path: string;
-  folded_name: string;
-}
+/** One group of a menu as the database serves its dropdown (docs/options.md, "Big accounts"): its
+ * `position` is the menu's depth-first source order, the dropdown's `source` order. */
+export type MenuGroupRow = Tables['menu_groups'];
 
 /**
  * A menu's groups at every depth, depth first in source order, the way the in-memory dropdown

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { expectSameOptions } from '../helpers/options.js';
 import { testEngine } from '../helpers/engine.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { openDatabase } from '../../src/db/database.js';
@@ -97,12 +98,7 @@ async function same(query: OptionQuery): Promise<string | null> {
   expect(load).not.toHaveBeenCalled();
   load.mockRestore();
   const want = await expected(query);
-  expect(res.text).toBe(want.body.toString());
-  expect(res.headers.etag).toBe(want.etag);
-  expect(res.headers['x-total-count']).toBe(String(want.total));
-  const link = res.headers.link as string | undefined;
-  if (want.nextCursor === null) expect(link).toBeUndefined();
-  else expect(link).toMatch(new RegExp(`[?&]cursor=${want.nextCursor}[&>]`));
+  expectSameOptions(res, want);
   return want.nextCursor;
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { expectSameOptions } from '../helpers/options.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { resources } from '../../src/options/resources.js';
 import { encodeCursor, renderOptions, type OptionQuery } from '../../src/options/render.js';
@@ -83,12 +84,7 @@ function pathOf(query: OptionQuery): string {
 async function same(query: OptionQuery, key = KEY, userId = 'usr_db'): Promise<string | null> {
   const res = await request(t.app).get(pathOf(query)).set('X-API-Key', key).expect(200);
   const want = await expected(key, userId, query);
-  expect(res.text).toBe(want.body.toString());
-  expect(res.headers.etag).toBe(want.etag);
-  expect(res.headers['x-total-count']).toBe(String(want.total));
-  const link = res.headers.link as string | undefined;
-  if (want.nextCursor === null) expect(link).toBeUndefined();
-  else expect(link).toMatch(new RegExp(`[?&]cursor=${want.nextCursor}[&>]`));
+  expectSameOptions(res, want);
   return want.nextCursor;
 }
 
