@@ -21,6 +21,7 @@ import { upstreamMenuSource } from './sources/upstream-menus.js';
 import { UpstreamClient } from './upstream/client.js';
 import { KeyVerdicts, upstreamKeyVerifier } from './upstream/key-verdicts.js';
 import { SecretBox, connectorSecret } from './crypto/secret-box.js';
+import { SnapshotStore } from './triggers/snapshots.js';
 import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
@@ -138,6 +139,7 @@ export function buildServices(deps: ServiceDeps): Services {
     devices: rawDevices,
     watches,
     log: eventLog,
+    snapshots: new SnapshotStore(db),
     prune: retention({ clock, queue: deliveryQueue, log: eventLog, hooks }),
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,

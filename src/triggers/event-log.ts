@@ -8,13 +8,19 @@ import { queueDeliveries } from '../webhooks/fan-out.js';
 import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
-import type { DeviceEvent, EventType, Snapshot } from './transitions.js';
-
-/** Snapshot rows read per query. */
-const snapshotChunk = 5000;
+import type { DeviceEvent, EventType } from './transitions.js';
+import { snapshotWrites, type SnapshotRow } from './snapshots.js';
 
 /** How long events (and, through them, finished deliveries and disabled hooks) are kept. */
 export const retentionMs = 7 * 86_400_000;
+
+/** What a poll changes in the key's snapshot. */
+export interface SnapshotChanges {
+  /** Devices new to the snapshot or whose status changed. */
+  changed: readonly SnapshotRow[];
+  /** Devices the poll no longer saw. */
+  vanished: readonly string[];
+}
 
 export interface RecentFilter {
   types?: EventType[];
@@ -36,30 +42,6 @@ export class EventLog {
     private readonly logger?: Logger,
   ) {}
 
-  /** Read in keyset chunks along the primary key, yielding in between (a key may have 100,000 devices). */
-  async snapshot(keyHash: string): Promise<Map<string, Snapshot>> {
-    const snapshot = new Map<string, Snapshot>();
-    let after: string | null = null;
-    for (;;) {
-      const rows = await this.snapshotChunk(keyHash, after);
-      for (const r of rows) snapshot.set(r.device_id, { status: r.status, last_heartbeat_at: r.last_heartbeat_at });
-      if (rows.length < snapshotChunk) return snapshot;
-      after = rows[rows.length - 1]!.device_id;
-      await setImmediate();
-    }
-  }
-
-  private snapshotChunk(keyHash: string, after: string | null) {
-    return this.db.kysely
-      .selectFrom('device_snapshots')
-      .select(['device_id', 'status', 'last_heartbeat_at'])
-      .where('key_hash', '=', keyHash)
-      .$if(after !== null, (q) => q.where('device_id', '>', after!))
-      .orderBy('device_id')
-      .limit(snapshotChunk)
-      .execute();
-  }
-
   /**
    * In one transaction: the new snapshot (devices new to it, gone from it or whose status
    * changed: a heartbeat alone writes nothing, so a live fleet of 100,000 screens costs no
@@ -69,23 +51,11 @@ export class EventLog {
    * Returns the events that were new. Throws LeaseLostError, writing nothing, when the lease
    * named in `lease` is no longer held.
    */
-  async record(
-    keyHash: string,
-    previous: Map<string, Snapshot>,
-    next: Map<string, Snapshot>,
-    events: DeviceEvent[],
-    baseline: boolean,
-    lease: PollLease,
-  ): Promise<DeviceEvent[]> {
+  async record(keyHash: string, changes: SnapshotChanges, events: DeviceEvent[], baseline: boolean, lease: PollLease): Promise<DeviceEvent[]> {
     const now = this.clock.now();
-    const changed = [...next].filter(([id, snap]) => {
-      const before = previous.get(id);
-      return !before || before.status !== snap.status;
-    });
-    const vanished = [...previous.keys()].filter((id) => !next.has(id));
     const fresh = await this.db.transaction(async (trx) => {
       await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null);
-      await writeSnapshot(trx, keyHash, changed, vanished);
+      await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
     });
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
@@ -160,27 +130,6 @@ export class EventLog {
       )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
-  }
-}
-
-/** Changed rows as multi-row upserts, vanished devices as one delete per chunk. */
-async function writeSnapshot(trx: Kysely<Tables>, keyHash: string, changed: Array<[string, Snapshot]>, vanished: string[]): Promise<void> {
-  for (const part of chunks(changed)) {
-    // A baseline of 100,000 devices is many chunks: other requests run in between.
-    await setImmediate();
-    await trx
-      .insertInto('device_snapshots')
-      .values(part.map(([device_id, s]) => ({ key_hash: keyHash, device_id, status: s.status, last_heartbeat_at: s.last_heartbeat_at })))
-      .onConflict((oc) =>
-        oc.columns(['key_hash', 'device_id']).doUpdateSet((eb) => ({
-          status: eb.ref('excluded.status'),
-          last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
-        })),
-      )
-      .execute();
-  }
-  for (const part of chunks(vanished)) {
-    await trx.deleteFrom('device_snapshots').where('key_hash', '=', keyHash).where('device_id', 'in', part).execute();
   }
 }
 

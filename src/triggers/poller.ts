@@ -10,7 +10,9 @@ import type { Clock } from '../time/timestamps.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError, type EventLog } from './event-log.js';
-import { detectTransitions, type DeviceEvent, type Snapshot, type TransitionOf } from './transitions.js';
+import type { DeviceEvent, TransitionOf } from './transitions.js';
+import { baselineSliceRows, PollComparison } from './poll-comparison.js';
+import type { SnapshotStore } from './snapshots.js';
 import type { DeviceState } from '../catalog/device.js';
 import type { Watch, WatchStore } from './watches.js';
 
@@ -22,6 +24,7 @@ export interface PollerOptions {
   devices: DeviceSource;
   watches: WatchStore;
   log: EventLog;
+  snapshots: SnapshotStore;
   /** The retention sweep (events, expired deliveries, disabled hooks), run once per interval. */
   prune: () => Promise<void>;
   heartbeatTimeoutMs: number;
@@ -196,33 +199,30 @@ export class DeviceStatusPoller {
     const { clock, log, logger } = this.options;
     const key = `${watch.key_hash.slice(0, 8)}…`;
     const baseline = watch.baseline_at === null;
-    // Page by page (keyset pages on the embedded store, pages as they arrive upstream): only
-    // the snapshot and what changed are kept, never a key's whole device list at once. The
-    // first page is asked for before the snapshot is read, so a poll reaches the source right
-    // after its claim, as evenly spaced as the interval.
-    const events: DeviceEvent[] = [];
-    const snapshot = new Map<string, Snapshot>();
-    let previous: Map<string, Snapshot>;
+    // Page by page (keyset pages on the embedded store, pages as they arrive upstream), each
+    // compared with the snapshot rows of its own devices: a poll holds one page, what changed
+    // and the ids it saw, never a key's whole device list or snapshot (PollComparison).
+    const comparison = new PollComparison<DeviceState>(this.options.snapshots, watch.key_hash, this.options.heartbeatTimeoutMs);
+    let events: DeviceEvent[] = [];
+    let vanished: string[];
     let askedAt = started;
     try {
       const principal = await this.principal(watch, requestId);
       const source = this.options.devices;
       // Where the source can, a poll compares ids and heartbeats only and reads the whole
       // records of the devices that changed afterwards (completeDevices).
-      const pages = (source.statePages && source.byIds ? source.statePages(principal, devicePageSize) : source.pages(principal, devicePageSize))[Symbol.asyncIterator]();
+      const lean = source.statePages && source.byIds ? { states: source.statePages.bind(source), byIds: source.byIds.bind(source) } : null;
+      const pages = lean ? lean.states(principal, devicePageSize) : source.pages(principal, devicePageSize);
       // The interval runs from when the source is asked, so two polls of a key reach it at
       // least an interval apart even when a busy replica started this one late.
       askedAt = clock.now();
-      const first = pages.next();
-      first.catch(() => undefined); // awaited below; the snapshot read must not leave it unhandled
-      previous = await log.snapshot(watch.key_hash);
-      const changed: Array<TransitionOf<DeviceState>> = [];
-      for (let page = await first; !page.done; page = await pages.next()) {
-        const part = detectTransitions(previous, page.value, this.options.heartbeatTimeoutMs, clock.now());
-        changed.push(...part.events);
-        for (const [id, snap] of part.snapshot) snapshot.set(id, snap);
+      for await (const page of pages) {
+        await comparison.add(page, clock.now());
+        // A baseline emits nothing, so its snapshot may land in slices (docs/triggers.md).
+        if (baseline && comparison.pendingRows >= baselineSliceRows) await comparison.flush();
       }
-      events.push(...(baseline ? [] : await completeDevices(source, principal, changed)));
+      vanished = await comparison.vanished();
+      if (!baseline) events = lean ? await completeDevices(lean.byIds, principal, comparison.events) : (comparison.events as DeviceEvent[]);
     } catch (err) {
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
@@ -235,7 +235,8 @@ export class DeviceStatusPoller {
       throw err;
     }
     try {
-      const fresh = await log.record(watch.key_hash, previous, snapshot, baseline ? [] : events, baseline, {
+      const changes = { changed: comparison.takeChanged(), vanished };
+      const fresh = await log.record(watch.key_hash, changes, events, baseline, {
         owner,
         nextPollAt: Math.max(started, askedAt) + this.options.intervalMs,
       });
@@ -276,10 +277,9 @@ export class DeviceStatusPoller {
  * from, so its id and payload agree. A device deleted (or no longer readable) between the two
  * reads gets no event: it leaves the key's snapshot at the next poll.
  */
-async function completeDevices(source: DeviceSource, principal: Principal, events: Array<TransitionOf<DeviceState>>): Promise<DeviceEvent[]> {
+async function completeDevices(byIds: NonNullable<DeviceSource['byIds']>, principal: Principal, events: Array<TransitionOf<DeviceState>>): Promise<DeviceEvent[]> {
   if (events.length === 0) return [];
-  if (!source.byIds || events.every((e) => 'name' in e.device)) return events as DeviceEvent[];
-  const records = new Map((await source.byIds(principal, events.map((e) => e.device.id))).map((d) => [d.id.toLowerCase(), d]));
+  const records = new Map((await byIds(principal, events.map((e) => e.device.id))).map((d) => [d.id.toLowerCase(), d]));
   return events.flatMap((event) => {
     const record = records.get(event.device.id);
     if (!record) return [];

@@ -18,6 +18,8 @@ export interface RecordedCall {
 export interface Fault {
   /** Only calls whose path starts with this are affected (default: all). */
   pathPrefix?: string;
+  /** Only calls asking for this page (`?page=`) are affected (default: any). */
+  page?: string;
   status?: number;
   /** A JSON body (or a raw string) to send with `status`. */
   body?: unknown;
@@ -62,7 +64,7 @@ export class FakeUpstream {
         forwardedFor: req.headers['x-forwarded-for'] as string | undefined,
         at: Date.now(),
       });
-      const fault = this.takeFault(req.path);
+      const fault = this.takeFault(req.path, typeof req.query.page === 'string' ? req.query.page : undefined);
       const delay = (fault?.delayMs ?? 0) + this.latencyMs;
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       if (fault?.hang) return; // the socket stays open until the client gives up
@@ -106,10 +108,11 @@ export class FakeUpstream {
     await this.inner.close();
   }
 
-  private takeFault(path: string): Fault | null {
-    const index = this.queued.findIndex((f) => !f.pathPrefix || path.startsWith(f.pathPrefix));
+  private takeFault(path: string, page: string | undefined): Fault | null {
+    const matches = (f: Fault) => (!f.pathPrefix || path.startsWith(f.pathPrefix)) && (f.page === undefined || f.page === page);
+    const index = this.queued.findIndex(matches);
     if (index >= 0) return this.queued.splice(index, 1)[0]!;
-    if (this.permanent && (!this.permanent.pathPrefix || path.startsWith(this.permanent.pathPrefix))) return this.permanent;
+    if (this.permanent && matches(this.permanent)) return this.permanent;
     return null;
   }
 }

@@ -380,4 +380,26 @@ describe('paging', () => {
     }
     expect(r.upstream.calls.every((c) => c.path === '/devices')).toBe(true);
   });
+
+  test('a baseline cut off part way keeps the slices it wrote, and the next poll is a baseline again: no event from it', async () => {
+    const r = await rig({ dataset: catalogWithDevices(2500) });
+    // Page 3 fails every retry: the first two pages were compared and written in slices.
+    r.upstream.failAlways({ pathPrefix: '/devices', page: '3', status: 503 });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(502);
+    expect(await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', hashKey(keys.ana))).toBe(2000);
+    expect((await watchRow(r))?.baseline_at).toBeNull();
+
+    // Every device goes offline before the next poll: still a baseline, so nothing is emitted.
+    r.upstream.failAlways(null);
+    r.upClock.advance(fiveMinutes + 1000);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', hashKey(keys.ana))).toBe(2500);
+    expect(await r.t.value("SELECT count(*) FROM device_snapshots WHERE status = 'offline'")).toBe(2500);
+    expect((await watchRow(r))?.baseline_at).toEqual(expect.any(Number));
+    expect(await r.t.value('SELECT count(*) FROM events')).toBe(0);
+
+    // From here on, changes are events as usual.
+    await heartbeat(r, 'c0:ff:ee:00:09:c3');
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+  });
 });

@@ -16,7 +16,7 @@ const writers: Record<string, string[]> = {
   hooks: ['webhooks/hook-store.ts'],
   watches: ['triggers/watches.ts'],
   events: ['triggers/event-log.ts'],
-  device_snapshots: ['triggers/event-log.ts'],
+  device_snapshots: ['triggers/snapshots.ts'],
   deliveries: ['webhooks/attempt-log.ts', 'webhooks/claim.ts', 'webhooks/delivery-queue.ts', 'webhooks/fan-out.ts', 'webhooks/pg-delivery-statement.ts'],
   delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/pg-delivery-statement.ts'],
 };

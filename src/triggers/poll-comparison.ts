@@ -1,0 +1,75 @@
+import type { DeviceState } from '../catalog/device.js';
+import type { SnapshotRow, SnapshotStore } from './snapshots.js';
+import { detectTransitions, type TransitionOf } from './transitions.js';
+
+/** A baseline writes its snapshot in slices of this many rows, each in a transaction of its own. */
+export const baselineSliceRows = 1000;
+
+/**
+ * One poll's comparison of a key's devices with its stored snapshot, a page at a time: each
+ * page's snapshot rows are read by the page's ids, so a poll holds one page, what changed and
+ * the ids it has seen, never the key's whole snapshot or device list (docs/triggers.md).
+ */
+export class PollComparison<D extends DeviceState> {
+  /** Transitions found so far, in the order the devices came. */
+  readonly events: Array<TransitionOf<D>> = [];
+  /** Snapshot rows to write: devices new to the snapshot, or whose status changed. */
+  private changed: SnapshotRow[] = [];
+  private readonly seen = new Set<string>();
+  /** Devices seen that have a snapshot row in the database (from before, or written by `flush`). */
+  private matched = 0;
+  /** Rows in `changed` of devices that had no snapshot row. */
+  private pendingNew = 0;
+
+  constructor(
+    private readonly snapshots: SnapshotStore,
+    private readonly keyHash: string,
+    private readonly heartbeatTimeoutMs: number,
+  ) {}
+
+  /** Compares one page. A device already seen in this poll (an upstream's pages shifted under it) counts once. */
+  async add(page: readonly D[], nowMs: number): Promise<void> {
+    const fresh = page.filter((d) => !this.seen.has(d.id.toLowerCase()));
+    const ids = fresh.map((d) => d.id.toLowerCase());
+    for (const id of ids) this.seen.add(id);
+    const previous = await this.snapshots.of(this.keyHash, ids);
+    this.matched += previous.size;
+    const part = detectTransitions(previous, fresh, this.heartbeatTimeoutMs, nowMs);
+    for (const event of part.events) this.events.push(event);
+    for (const [id, snap] of part.snapshot) {
+      const before = previous.get(id);
+      if (!before || before.status !== snap.status) this.changed.push([id, snap]);
+      if (!before) this.pendingNew += 1;
+    }
+  }
+
+  /** How many snapshot rows wait to be written. */
+  get pendingRows(): number {
+    return this.changed.length;
+  }
+
+  /**
+   * A baseline's slice: writes the rows found so far in a transaction of their own, so a
+   * baseline of 100,000 devices neither holds them all nor the database's writer at once.
+   */
+  async flush(): Promise<void> {
+    const added = this.pendingNew;
+    const rows = this.takeChanged();
+    await this.snapshots.writeSlice(this.keyHash, rows);
+    this.matched += added;
+  }
+
+  /** The snapshot rows still to write (the poll's record writes them); handed over once. */
+  takeChanged(): SnapshotRow[] {
+    const rows = this.changed;
+    this.changed = [];
+    this.pendingNew = 0;
+    return rows;
+  }
+
+  /** Snapshot rows of devices this poll did not see (gone, or no longer readable by the key). */
+  async vanished(): Promise<string[]> {
+    if ((await this.snapshots.size(this.keyHash)) <= this.matched) return [];
+    return this.snapshots.idsExcept(this.keyHash, this.seen);
+  }
+}
