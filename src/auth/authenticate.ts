@@ -93,6 +93,8 @@ export function authenticate(options: AuthOptions): RequestHandler {
       principal = { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_key') {
+        // A key known good until now (revoked since, or refused upstream) counts once it fails.
+        attempt ??= await lateAttempt(options.attempts, client, keyHash);
         attempt?.failed();
         throw new AppError('invalid_key', err.message, undefined, challenge);
       }
@@ -109,6 +111,12 @@ export function authenticate(options: AuthOptions): RequestHandler {
     req.rejectionContext = { challenge, attempt: principal.scopes === null ? attempt : null };
     next();
   };
+}
+
+/** The attempt of a key that was known good when its request began; null when the client is already over the limit. */
+async function lateAttempt(attempts: FailedAttempts, client: string, keyHash: string): Promise<Attempt | null> {
+  const begun = await attempts.begin(client, keyHash);
+  return 'retryAfterSeconds' in begun ? null : begun;
 }
 
 /**

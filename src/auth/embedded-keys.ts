@@ -7,8 +7,9 @@ import { hashKey, sameHash } from './keys.js';
 
 /**
  * Resolves a key (its SHA-256 hash may be passed along) to who holds it; throws 401
- * `Invalid API key`. `isKnownGood(keyHash)`: the key was
- * verified moments ago, so using it is no guess (it then does not count as an attempt).
+ * `Invalid API key`. `isKnownGood(keyHash)`: the key was verified good recently, so using it
+ * is no guess (it then does not count as an attempt before its look-up; a look-up that
+ * refuses it counts one after).
  */
 export type KeyVerifier = ((key: string, keyHash?: string) => Promise<Principal>) & { isKnownGood?: (keyHash: string) => boolean };
 
@@ -38,13 +39,21 @@ export async function keyByHash(db: Db, keyHash: string): Promise<KeyRecord | un
 export const verifiedKeyTtlMs = 5000;
 
 /**
+ * How long a key once verified is known to be no guess: its next look-ups (one every
+ * `verifiedKeyTtlMs`) count no failed attempt before they run, so a busy key costs no write
+ * per look-up (docs/api.md). A look-up that finds it revoked is counted then.
+ */
+export const knownKeyTtlMs = 10 * 60_000;
+
+/**
  * Embedded mode: keys are looked up by their SHA-256 hash only. Successful look-ups are
- * remembered by hash for `verifiedKeyTtlMs` (bounded LRU, the plain key is never a cache key
- * or value), so a warm dropdown does not pay a three-table join per request; failures are
- * never remembered, so every bad attempt is looked up and counted.
+ * remembered by hash (bounded LRU, the plain key is never a cache key or value): for
+ * `verifiedKeyTtlMs` without a new look-up, so a warm dropdown does not pay a three-table join
+ * per request, and for `knownKeyTtlMs` as no guess (`isKnownGood`). Failures are never
+ * remembered, so every bad attempt is looked up and counted.
  */
 export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
-  const verified = new LRUCache<string, { until: number; principal: Omit<Principal, 'key'> }>({ max: 10_000 });
+  const verified = new LRUCache<string, { until: number; knownUntil: number; principal: Omit<Principal, 'key'> }>({ max: 10_000 });
   const verify: KeyVerifier = async (key, keyHash = hashKey(key)) => {
     const now = clock.now();
     const hit = verified.get(keyHash);
@@ -63,9 +72,9 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
       accountId: row.account_id,
       accountName: row.account_name,
     };
-    verified.set(keyHash, { until: now + verifiedKeyTtlMs, principal });
+    verified.set(keyHash, { until: now + verifiedKeyTtlMs, knownUntil: now + knownKeyTtlMs, principal });
     return { ...principal, key };
   };
-  verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.until ?? 0) > clock.now();
+  verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.knownUntil ?? 0) > clock.now();
   return verify;
 }

@@ -19,6 +19,7 @@ import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, typ
  *
  * Every statement runs through `patiently`: without blocking the event loop, SQLITE_BUSY
  * (another process holds the write lock) is retried until `timeoutMs`, then thrown (503).
+ * Waiting for the writer within this process is bounded by `timeoutMs` as well.
  */
 export function routedSqliteDialect(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database | null, timeoutMs: number): SqliteDialect {
   const dialect = new SqliteDialect({ database: writer as never });
@@ -81,7 +82,7 @@ class RoutedDriver implements Driver {
   }
 
   lockWriter(): Promise<void> {
-    return this.writerLock.lock();
+    return this.writerLock.lock(this.timeoutMs);
   }
 
   unlockWriter(): void {
@@ -158,22 +159,41 @@ function statementCache(raw: BetterSqlite3.Database, max = 500): Prepare & { clo
   return Object.assign(prepare, { close: () => raw.close() });
 }
 
-/** One holder at a time, in the order they asked. */
+/**
+ * One holder at a time, in the order they asked. A wait is bounded: past `timeoutMs` the
+ * waiter leaves the queue with SQLITE_BUSY, as a statement kept waiting by another process
+ * does, so a request answers 503 rather than queue behind a long transaction without end.
+ */
 class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-  private release: (() => void) | null = null;
+  private held = false;
+  private readonly waiters: Array<() => void> = [];
 
-  async lock(): Promise<void> {
-    const previous = this.tail;
-    let release!: () => void;
-    this.tail = new Promise((resolve) => (release = resolve));
-    await previous;
-    this.release = release;
+  lock(timeoutMs: number): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const at = this.waiters.indexOf(grant);
+        if (at >= 0) this.waiters.splice(at, 1);
+        reject(writerBusy(timeoutMs));
+      }, timeoutMs);
+      this.waiters.push(grant);
+    });
   }
 
   unlock(): void {
-    const release = this.release;
-    this.release = null;
-    release?.();
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.held = false;
   }
+}
+
+function writerBusy(timeoutMs: number): Error {
+  return Object.assign(new Error(`database is busy: the write lock was not free within ${timeoutMs} ms (DATABASE_TIMEOUT_MS)`), { code: 'SQLITE_BUSY' });
 }

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import type { Express } from 'express';
 import request from 'supertest';
+import { hashKey } from '../../src/auth/keys.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { catalog, keys, menuIds } from '../fixtures/catalog.js';
 import { loadConfig } from '../../src/config.js';
@@ -354,6 +355,16 @@ describe('security', () => {
         await request(t.app).get('/v1/menus').set(...apiKey(keys.ana)).expect(200);
       }
       await request(t.app).get('/v1/me').set(...bearer(keys.ben)).expect(200);
+    });
+
+    test('a key known good, revoked since, counts as a failed attempt once its look-up refuses it', async () => {
+      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+      await t.all('DELETE FROM api_keys WHERE key_sha256 = ?', hashKey(keys.ana));
+      // Past the 5 s in which a verified key is not looked up again.
+      t.clock.advance(6_000);
+      await fail(t.app, 19);
+      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(401, { message: 'Invalid API key' });
+      await request(t.app).get('/v1/me').set(...bearer(keys.ben)).expect(429, { message: 'Too many requests' });
     });
 
     test('X-Forwarded-For does not let a client escape the limit', async () => {

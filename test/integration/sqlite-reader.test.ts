@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { testEngine } from '../helpers/engine.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -58,6 +58,34 @@ describe('SQLite reads beside a long transaction', () => {
     await held.done;
     // Committed: the next read sees it at once.
     expect(await t.all('SELECT id FROM readiness_probe WHERE id = 7')).toEqual([{ id: 7 }]);
+  });
+
+  onSqlite('a key verified minutes ago is looked up again without a write: its request answers while a transaction holds the writer', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await buildTestApp({ dataset: catalog(), clock });
+    await request(t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).expect(200);
+    // Past the 5 s in which a verified key is not looked up again: the next request reads its key row.
+    clock.advance(60_000);
+    const held = holdWriter(t, '2026-06-01T12:00:00.000000Z');
+    await held.written;
+    await request(t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).timeout(2000).expect(200);
+    held.release();
+    await held.done;
+  });
+
+  onSqlite('a write kept waiting for the writer past DATABASE_TIMEOUT_MS answers 503 with Retry-After, and the writer is fine after', async () => {
+    t = await buildTestApp({ dataset: catalog(), env: { DATABASE_TIMEOUT_MS: '300', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    await request(t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
+    const held = holdWriter(t, '2026-06-01T12:00:00.000000Z');
+    await held.written;
+    const started = Date.now();
+    const refused = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:9/hook' }).timeout(3000).expect(503);
+    expect(refused.body).toEqual({ message: 'Database unavailable' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(2000);
+    held.release();
+    await held.done;
+    await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);
   });
 
   onSqlite('a write waits for the writer and lands after the transaction, in order', async () => {
