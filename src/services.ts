@@ -87,7 +87,7 @@ export interface ServiceDeps {
 }
 
 const recentAnswerMs = 60_000;
-/** /readyz waits this long for the database before calling it unavailable. */
+/** /readyz waits this long for each check (the database, each upstream) before calling it not answering. */
 const readinessTimeoutMs = 2000;
 /** How often this replica forgets ended failed-attempt windows. */
 const housekeepingMs = 60_000;
@@ -202,16 +202,19 @@ export function buildServices(deps: ServiceDeps): Services {
       housekeeping.unref();
     },
     async readiness() {
-      const checks: Record<string, string> = {};
-      checks.database = await withTimeout(db.ping(), readinessTimeoutMs).then(
-        () => 'ok',
-        (err: unknown) => (err instanceof TimeoutError ? 'not answering' : 'unavailable'),
-      );
-      const upstream = async (c: UpstreamClient, probePath: string) =>
-        c.sinceLastAnswer() < recentAnswerMs || (await c.probe(probePath)) ? 'ok' : 'not answering';
-      if (deviceClient) checks.device_upstream = await upstream(deviceClient, '/devices?page_size=1');
-      if (menuClient) checks.menu_upstream = await upstream(menuClient, '/v1/menus');
-      return checks;
+      // Every check at once, each bounded: the answer comes within readinessTimeoutMs whatever
+      // the database and the upstreams do (docs/service.md).
+      const bounded = (work: Promise<boolean>, failed: string) =>
+        withTimeout(work, readinessTimeoutMs).then(
+          (ok) => (ok ? 'ok' : failed),
+          (err: unknown) => (err instanceof TimeoutError ? 'not answering' : failed),
+        );
+      const upstream = (c: UpstreamClient, probePath: string) =>
+        bounded(c.sinceLastAnswer() < recentAnswerMs ? Promise.resolve(true) : c.probe(probePath), 'not answering');
+      const checks: Array<[string, Promise<string>]> = [['database', bounded(db.ping().then(() => true), 'unavailable')]];
+      if (deviceClient) checks.push(['device_upstream', upstream(deviceClient, '/devices?page_size=1')]);
+      if (menuClient) checks.push(['menu_upstream', upstream(menuClient, '/v1/menus')]);
+      return Object.fromEntries(await Promise.all(checks.map(async ([name, check]) => [name, await check] as const)));
     },
     async close() {
       if (housekeeping) clearInterval(housekeeping);
