@@ -39,7 +39,14 @@ interface Entry<T> {
   value: T;
   fetchedAt: number;
   size: number;
+  /** A loaded entry: the keys of the values derived from it, dropped with it. */
+  derived?: Set<string>;
+  /** A derived value: the key of the entry it was derived from. */
+  from?: string;
 }
+
+/** Separates a derived value's key from its source's (never in a source key, which is text). */
+const derivedSeparator = '\u0000';
 
 /**
  * A TTL cache in front of an expensive loader (an upstream call), with the contract:
@@ -51,11 +58,14 @@ interface Entry<T> {
  *   the last good copy is served (`STALE`, stale-if-error), otherwise the error is thrown;
  *   a 4xx AppError (the upstream's verdict: 401, 403, 404) is always thrown and drops the
  *   entry, also when a background refresh gets it;
- * - errors are never cached; bounded by entry count and bytes (least recently used first).
+ * - errors are never cached; bounded by entry count and bytes (least recently used first);
+ * - values derived from an entry (the rendered pages of an option list) are kept beside it in
+ *   the same LRU and bound, and dropped with it (`derive`).
  */
 export class CachedLoader {
   private readonly entries: LRUCache<string, Entry<unknown>>;
   private readonly inflight = new Map<string, Promise<Entry<unknown>>>();
+  private readonly deriving = new Map<string, { source: Entry<unknown>; promise: Promise<unknown> }>();
   private readonly counted: Record<CacheState, CounterHandle> | undefined;
 
   constructor(private readonly options: CachedLoaderOptions) {
@@ -65,7 +75,18 @@ export class CachedLoader {
       max: options.maxEntries ?? 5000,
       maxSize: options.maxBytes ?? 64 * 1024 * 1024,
       sizeCalculation: (entry) => Math.max(1, entry.size),
+      // After the LRU is consistent again: a source entry takes its derived values with it
+      // (refreshed, evicted or deleted); a derived value leaves its source's list.
+      disposeAfter: (entry, key, reason) => {
+        if (entry.derived) for (const derived of entry.derived) this.entries.delete(derived);
+        else if (entry.from !== undefined && reason !== 'set') this.entries.peek(entry.from)?.derived?.delete(key);
+      },
     });
+  }
+
+  /** Bytes held (by the entries' sizes) and its bound, and how many entries. */
+  get usage(): { bytes: number; maxBytes: number; entries: number } {
+    return { bytes: this.entries.calculatedSize, maxBytes: this.entries.maxSize, entries: this.entries.size };
   }
 
   get ttlMs(): number {
@@ -98,6 +119,38 @@ export class CachedLoader {
   private served<T>(value: T, state: CacheState): CachedValue<T> {
     this.counted?.[state].inc();
     return { value, state };
+  }
+
+  /**
+   * A value computed from `source`, the value cached under `key` (a rendered page of an option
+   * list, `part` naming the page): kept in the same LRU, counted in the same byte bound and
+   * evicted on its own, dropped with its source when that is refreshed or evicted. Concurrent
+   * calls share one computation. If `source` is no longer what `key` holds (refreshed
+   * meanwhile, or caching is off), the value is computed and not kept.
+   */
+  async derive<T>(key: string, source: unknown, part: string, compute: () => Promise<Loaded<T>>): Promise<T> {
+    const from = this.entries.peek(key);
+    if (!from || from.value !== source) return (await compute()).value;
+    const derivedKey = `${key}${derivedSeparator}${part}`;
+    const kept = this.entries.get(derivedKey);
+    if (kept) return kept.value as T;
+    const running = this.deriving.get(derivedKey);
+    if (running?.source === from) return running.promise as Promise<T>;
+    const promise = compute()
+      .then(({ value, size }) => {
+        if (this.entries.peek(key) === from) {
+          this.entries.set(derivedKey, { value, fetchedAt: from.fetchedAt, size, from: key });
+          // Storing it may have evicted its source (then it goes too), or it was too big to keep.
+          if (this.entries.peek(key) !== from) this.entries.delete(derivedKey);
+          else if (this.entries.has(derivedKey)) (from.derived ??= new Set()).add(derivedKey);
+        }
+        return value;
+      })
+      .finally(() => {
+        if (this.deriving.get(derivedKey)?.promise === promise) this.deriving.delete(derivedKey);
+      });
+    this.deriving.set(derivedKey, { source: from, promise });
+    return promise;
   }
 
   /** Forgets one key (or every key starting with a prefix). */

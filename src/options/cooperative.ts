@@ -6,7 +6,7 @@ import { setImmediate } from 'node:timers/promises';
  */
 
 /** Items handled between two yields. */
-const slice = 2000;
+export const slice = 2000;
 
 /** `items.map(fn)`, yielding to the event loop between slices. */
 export async function mapCooperatively<T, U>(items: readonly T[], fn: (item: T) => U): Promise<U[]> {
@@ -15,6 +15,18 @@ export async function mapCooperatively<T, U>(items: readonly T[], fn: (item: T) 
     if (start > 0) await setImmediate();
     const end = Math.min(items.length, start + slice);
     for (let i = start; i < end; i++) out[i] = fn(items[i]!);
+  }
+  return out;
+}
+
+/** `items.filter(keep)`, yielding to the event loop between slices; small lists at once. */
+export async function filterCooperatively<T>(items: readonly T[], keep: (item: T) => boolean): Promise<T[]> {
+  if (items.length <= slice) return items.filter(keep);
+  const out: T[] = [];
+  for (let start = 0; start < items.length; start += slice) {
+    if (start > 0) await setImmediate();
+    const end = Math.min(items.length, start + slice);
+    for (let i = start; i < end; i++) if (keep(items[i]!)) out.push(items[i]!);
   }
   return out;
 }

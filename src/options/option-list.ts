@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { OptionSource } from '../manifest/schema.js';
 import type { OptionRecord } from './resources.js';
 import { mapCooperatively, sortCooperatively } from './cooperative.js';
@@ -16,11 +15,9 @@ export interface OptionEntry {
   hasChildren: boolean;
 }
 
-/** One built list of options for one key and source; rendered pages are memoised on it. */
+/** One built list of options for one key and source (its rendered pages are cached beside it, see service.ts). */
 export interface OptionList {
   entries: OptionEntry[];
-  /** Rendered responses by normalised query; dies with the list when the data refreshes. */
-  rendered: LRUCache<string, RenderedOptions>;
 }
 
 export interface RenderedOptions {
@@ -53,5 +50,28 @@ export async function buildOptionList(source: OptionSource, records: readonly Op
       };
     });
   if (source.order === 'label') await sortCooperatively(entries, (a, b) => collator.compare(a.label, b.label) || collator.compare(a.value, b.value));
-  return { entries, rendered: new LRUCache({ max: 64 }) };
+  return { entries };
+}
+
+/**
+ * What an entry holds beyond its characters: four or five string headers, the object and its
+ * slot in the array. Strings are counted at two bytes a character, as V8 stores any text beyond
+ * Latin-1; measured on Node 20, 100,000 device entries hold 148 bytes each and are estimated at
+ * 243 (docs/options.md, "Memory and the event loop"): the estimate errs on the side of the bound.
+ */
+const entryOverhead = 128;
+
+/**
+ * Bytes a list holds, for its cache's byte bound: every string of every entry (label, value,
+ * folded label, tree label, parent) at two bytes a character, plus each entry's overhead.
+ */
+export function optionListBytes(list: OptionList): number {
+  let bytes = 64;
+  for (const e of list.entries) bytes += 2 * (e.label.length + e.value.length + e.folded.length + e.treeLabel.length + (e.parent?.length ?? 0)) + entryOverhead;
+  return bytes;
+}
+
+/** Bytes a rendered page holds: its body, its tag and cursor, the object and its cache key. */
+export function renderedBytes(rendered: RenderedOptions): number {
+  return rendered.body.length + 2 * (rendered.etag.length + (rendered.nextCursor?.length ?? 0)) + 256;
 }

@@ -1,5 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { AppError } from '../errors.js';
+import { filterCooperatively, slice } from './cooperative.js';
 import { fold, type OptionEntry, type OptionList, type RenderedOptions } from './option-list.js';
 
 export type OptionFormat = 'tuples' | 'objects' | 'n8n' | 'tree';
@@ -28,8 +30,8 @@ export function queryKey(query: OptionQuery): string {
   return `${query.format}|${query.q ?? ''}|${query.limit ?? ''}|${query.offset}|${query.parent ?? ''}`;
 }
 
-function select(list: OptionList, query: OptionQuery): OptionEntry[] {
-  let entries = list.entries;
+async function select(list: OptionList, query: OptionQuery): Promise<readonly OptionEntry[]> {
+  let entries: readonly OptionEntry[] = list.entries;
   if (query.format === 'tree') {
     // Ids compare case-insensitively, as in the group filters and menu paths.
     const wanted = query.parent?.toLowerCase() ?? null;
@@ -39,43 +41,54 @@ function select(list: OptionList, query: OptionQuery): OptionEntry[] {
         { path: 'parent', message: 'parent must be the id of a group of this menu' },
       ]);
     }
-    entries = entries.filter((e) => e.parent === parent);
+    entries = await filterCooperatively(entries, (e) => e.parent === parent);
   }
   if (query.q) {
     const needle = fold(query.q);
-    entries = entries.filter((e) => (query.format === 'tree' ? fold(e.treeLabel) : e.folded).includes(needle));
+    entries = await filterCooperatively(entries, (e) => (query.format === 'tree' ? fold(e.treeLabel) : e.folded).includes(needle));
   }
   return entries;
 }
 
-function body(format: OptionFormat, page: OptionEntry[], nextCursor: string | null): unknown {
+/** How a format lists one entry. */
+function itemOf(format: OptionFormat): (e: OptionEntry) => unknown {
   switch (format) {
     case 'objects':
-      return page.map((e) => ({ label: e.label, value: e.value }));
-    case 'n8n': {
-      const results = page.map((e) => ({ name: e.label, value: e.value }));
-      return nextCursor ? { results, paginationToken: nextCursor } : { results };
-    }
+      return (e) => ({ label: e.label, value: e.value });
+    case 'n8n':
+      return (e) => ({ name: e.label, value: e.value });
     case 'tree':
-      return page.map((e) => [e.treeLabel, e.value, null, e.hasChildren]);
+      return (e) => [e.treeLabel, e.value, null, e.hasChildren];
     default:
-      return page.map((e) => [e.label, e.value]);
+      return (e) => [e.label, e.value];
   }
+}
+
+function body(format: OptionFormat, page: readonly OptionEntry[], nextCursor: string | null): unknown {
+  const items = page.map(itemOf(format));
+  if (format !== 'n8n') return items;
+  return nextCursor ? { results: items, paginationToken: nextCursor } : { results: items };
+}
+
+/** What `body` puts around its items, as JSON text: `[` `]`, or n8n's object. */
+function frame(format: OptionFormat, nextCursor: string | null): [string, string] {
+  if (format !== 'n8n') return ['[', ']'];
+  return ['{"results":[', nextCursor ? `],"paginationToken":${JSON.stringify(nextCursor)}}` : ']}'];
+}
+
+/** A strong ETag: the start of the body's SHA-256. */
+function tag(hash: Hash): string {
+  return `"${hash.digest('base64url').slice(0, 32)}"`;
 }
 
 /**
  * Renders one page of a list for a query: body bytes, a strong ETag over them, the match
- * count and the next cursor. Memoised on the list, so a warm dropdown costs a map look-up.
+ * count and the next cursor. The caller keeps it (OptionsService, in its cache).
  */
-export function renderOptions(list: OptionList, query: OptionQuery): RenderedOptions {
-  const key = queryKey(query);
-  const cached = list.rendered.get(key);
-  if (cached) return cached;
-  const matches = select(list, query);
+export async function renderOptions(list: OptionList, query: OptionQuery): Promise<RenderedOptions> {
+  const matches = await select(list, query);
   const end = pageEnd(query, matches.length);
-  const rendered = renderPage(query, matches.slice(query.offset, end), matches.length);
-  list.rendered.set(key, rendered);
-  return rendered;
+  return renderPage(query, matches.slice(query.offset, end), matches.length);
 }
 
 /** Where the page of a query ends among `total` matches. */
@@ -83,13 +96,39 @@ export function pageEnd(query: OptionQuery, total: number): number {
   return query.limit === undefined ? total : Math.min(total, query.offset + query.limit);
 }
 
-/** One page's answer: body bytes, a strong ETag over them, the match count and the next cursor. */
-export function renderPage(query: OptionQuery, page: OptionEntry[], total: number): RenderedOptions {
+/**
+ * One page's answer: body bytes, a strong ETag over them, the match count and the next cursor.
+ * A page of up to one slice (2,000 entries, the warm dropdown) is rendered at once; a bigger
+ * one (a whole list of 100,000 devices, without `limit`) a slice at a time, yielding to the
+ * event loop between slices, the hash updated as the bytes come: the same bytes and tag.
+ */
+export async function renderPage(query: OptionQuery, page: readonly OptionEntry[], total: number): Promise<RenderedOptions> {
   const end = pageEnd(query, total);
   const nextCursor = end < total ? encodeCursor(end) : null;
-  const bytes = Buffer.from(JSON.stringify(body(query.format, page, nextCursor)));
-  const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"`;
-  return { body: bytes, etag, total, nextCursor };
+  if (page.length <= slice) {
+    const bytes = Buffer.from(JSON.stringify(body(query.format, page, nextCursor)));
+    return { body: bytes, etag: tag(createHash('sha256').update(bytes)), total, nextCursor };
+  }
+  const item = itemOf(query.format);
+  const [open, close] = frame(query.format, nextCursor);
+  const hash = createHash('sha256');
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const add = (text: string) => {
+    const chunk = Buffer.from(text);
+    hash.update(chunk);
+    chunks.push(chunk);
+    length += chunk.length;
+  };
+  add(open);
+  for (let start = 0; start < page.length; start += slice) {
+    if (start > 0) await setImmediate();
+    // A slice's items without their brackets; JSON puts a comma between two items.
+    const json = JSON.stringify(page.slice(start, start + slice).map(item));
+    add(start > 0 ? `,${json.slice(1, -1)}` : json.slice(1, -1));
+  }
+  add(close);
+  return { body: Buffer.concat(chunks, length), etag: tag(hash), total, nextCursor };
 }
 
 /** RFC 9110 If-None-Match (weak comparison): `*` or any listed tag equal to ours. */

@@ -1,7 +1,7 @@
 import type { CachedLoader, CacheState } from '../cache/cached-loader.js';
 import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
-import { buildOptionList, type OptionList, type RenderedOptions } from './option-list.js';
+import { buildOptionList, optionListBytes, renderedBytes, type OptionList, type RenderedOptions } from './option-list.js';
 import { resources, type ResourceSources } from './resources.js';
 import { queryKey, renderOptions, type OptionQuery } from './render.js';
 import { servedFromDatabase, type DatabaseDeviceOptions } from './database-options.js';
@@ -23,6 +23,9 @@ export interface LoadedOptions {
   list: OptionList;
   state: CacheState;
   ttlMs: number;
+  /** Where the list is cached (its rendered pages are kept beside it). */
+  cache: CachedLoader;
+  key: string;
 }
 
 /**
@@ -55,23 +58,29 @@ export class OptionsService {
       const paramKey = def.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
       const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|page|${paramKey}|${queryKey(query)}`, async () => {
         const rendered = await fromDatabase();
-        return { value: rendered, size: 64 + (rendered?.body.length ?? 0) };
+        return { value: rendered, size: rendered ? renderedBytes(rendered) : 64 };
       });
       if (value) return { rendered: value, state, ttlMs: cache.ttlMs };
     }
-    const { list, state, ttlMs } = await this.list(source, principal, params);
-    return { rendered: renderOptions(list, query), state, ttlMs };
+    const { list, state, ttlMs, cache, key } = await this.list(source, principal, params);
+    // Rendered pages live in the list's cache, counted in its byte bound and dropped with the list.
+    const rendered = await cache.derive(key, list, queryKey(query), async () => {
+      const page = await renderOptions(list, query);
+      return { value: page, size: renderedBytes(page) };
+    });
+    return { rendered, state, ttlMs };
   }
 
   async list(source: OptionSource, principal: Principal, params: Record<string, string>): Promise<LoadedOptions> {
     const def = resources[source.resource]!;
     const cache = this.caches[def.area];
     const paramKey = def.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
-    const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|${paramKey}`, async () => {
+    const key = `${principal.keyHash}|${source.id}|${paramKey}`;
+    const { value, state } = await cache.get(key, async () => {
       const records = await def.load(this.sources, principal, params);
       const list = await buildOptionList(source, records);
-      return { value: list, size: 64 + list.entries.reduce((n, e) => n + 2 * (e.label.length + e.value.length) + 48, 0) };
+      return { value: list, size: optionListBytes(list) };
     });
-    return { list: value, state, ttlMs: cache.ttlMs };
+    return { list: value, state, ttlMs: cache.ttlMs, cache, key };
   }
 }

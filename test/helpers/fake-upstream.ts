@@ -23,6 +23,8 @@ export interface Fault {
   status?: number;
   /** A JSON body (or a raw string) to send with `status`. */
   body?: unknown;
+  /** A JSON body made from the call's query, sent with `status` (default 200): a generated listing. */
+  answer?: (query: Record<string, unknown>) => unknown;
   headers?: Record<string, string>;
   /** Wait before answering (the real answer, or the fault's). */
   delayMs?: number;
@@ -68,6 +70,10 @@ export class FakeUpstream {
       const delay = (fault?.delayMs ?? 0) + this.latencyMs;
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       if (fault?.hang) return; // the socket stays open until the client gives up
+      if (fault?.answer) {
+        res.status(fault.status ?? 200).set(fault.headers ?? {}).json(fault.answer({ ...req.query }));
+        return;
+      }
       if (fault?.status !== undefined) {
         res.status(fault.status).set(fault.headers ?? {});
         if (typeof fault.body === 'string') res.type('application/json').send(fault.body);

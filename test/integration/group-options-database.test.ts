@@ -89,7 +89,7 @@ function pathOf(query: OptionQuery, menuId = MENU): string {
 /** The in-memory answer: the whole list built and rendered as before the database path existed. */
 async function expected(query: OptionQuery) {
   const { list } = await t.services.options.list(source, principal, { menuId: MENU });
-  return renderOptions(list, query);
+  return await renderOptions(list, query);
 }
 
 async function same(query: OptionQuery): Promise<string | null> {

@@ -68,7 +68,7 @@ afterAll(async () => t.close());
 /** The in-memory answer: the whole list built and rendered as before the database path existed. */
 async function expected(key: string, userId: string, query: OptionQuery) {
   const { list } = await t.services.options.list(source, principal(key, userId), {});
-  return renderOptions(list, query);
+  return await renderOptions(list, query);
 }
 
 function pathOf(query: OptionQuery): string {
