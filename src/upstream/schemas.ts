@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { groupNestingIssue } from '../dataset/nesting.js';
 import { tolerantArray } from './rejected.js';
-import { formatMicros, parseIso } from '../time/timestamps.js';
+import { canonicalIso } from '../time/timestamps.js';
 import { toGroup } from '../dataset/import.js';
 import type { GroupInput, ItemInput } from '../dataset/schema.js';
 import type { Device, Group, Menu } from '../sources/types.js';
@@ -14,17 +14,14 @@ import type { Device, Group, Menu } from '../sources/types.js';
  * totals are recomputed so they always equal their arrays.
  */
 
-/** Already canonical (what a seed-conforming upstream sends): kept as it is, no re-formatting. */
-const canonical = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}Z$/;
-
+/** Absolute only (never `now-10m`), with the calendar checked whatever the form (src/time/timestamps.ts). */
 const timestamp = z.string().transform((value, ctx) => {
-  if (canonical.test(value) && !Number.isNaN(Date.parse(value))) return value;
-  const micros = parseIso(value);
-  if (micros === null) {
+  const canonical = canonicalIso(value);
+  if (canonical === null) {
     ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 timestamp' });
     return z.NEVER;
   }
-  return formatMicros(micros);
+  return canonical;
 });
 
 export const deviceSchema: z.ZodType<Device, unknown> = z

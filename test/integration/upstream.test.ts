@@ -548,6 +548,27 @@ describe('an invalid record is left out of its answer, logged and counted; the r
     expect(scrape.text).toMatch(/^upstream_records_rejected_total\{area="device",resource="device"\} 1$/m);
   });
 
+  // Already in the six-digit form the interface uses: no shortcut may skip the calendar check
+  // (Date.parse rolls 30 February over to 2 March).
+  test.each([
+    ['30 February', 'last_heartbeat_at', '2026-02-30T10:00:00.000000Z'],
+    ['31 April', 'registered_at', '2026-04-31T10:00:00.000000Z'],
+    ['29 February of a common year', 'updated_at', '2025-02-29T00:00:00.000000Z'],
+    ['hour 24', 'created_at', '2026-01-10T24:00:00.000000Z'],
+  ])('a device with an impossible canonical timestamp (%s) is left out; alone it is a 502', async (_name, field, value) => {
+    const { t, lines } = await watched();
+    const good = upstreamDevice({ id: 'A4:83:E7:1F:2B:02', name: 'Good screen' });
+    const bad = upstreamDevice({ id: 'A4:83:E7:1F:2B:01', [field]: value });
+    upstream.failNext({ status: 200, pathPrefix: '/devices', body: { total: 2, data: [bad, good] } });
+    const list = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
+    expect(list.body.data.map((d: { id: string }) => d.id)).toEqual(['A4:83:E7:1F:2B:02']);
+    expect(JSON.stringify(list.body)).not.toContain(value);
+    expect(warnings(lines).map((w) => [w.resource, w.id, w.field])).toEqual([['device', 'A4:83:E7:1F:2B:01', field]]);
+
+    upstream.failNext({ status: 200, pathPrefix: '/devices', body: bad });
+    await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(502, { message: 'Upstream unavailable' });
+  });
+
   test('a group with a missing field is left out with its subtree; its siblings are served', async () => {
     const { t, lines } = await watched();
     const groups = [
