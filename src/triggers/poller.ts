@@ -10,7 +10,7 @@ import type { Clock } from '../time/timestamps.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError, type EventLog } from './event-log.js';
-import { detectTransitions, type DeviceEvent, type Snapshot, type TransitionOf } from './transitions.js';
+import { detectTransitions, keepUnreadable, type DeviceEvent, type Snapshot, type TransitionOf } from './transitions.js';
 import type { DeviceState } from '../catalog/device.js';
 import type { Watch, WatchStore } from './watches.js';
 
@@ -217,11 +217,14 @@ export class DeviceStatusPoller {
       first.catch(() => undefined); // awaited below; the snapshot read must not leave it unhandled
       previous = await log.snapshot(watch.key_hash);
       const changed: Array<TransitionOf<DeviceState>> = [];
+      const unreadable: string[] = [];
       for (let page = await first; !page.done; page = await pages.next()) {
         const part = detectTransitions(previous, page.value, this.options.heartbeatTimeoutMs, clock.now());
         changed.push(...part.events);
         for (const [id, snap] of part.snapshot) snapshot.set(id, snap);
+        unreadable.push(...(page.value.unreadable ?? []));
       }
+      keepUnreadable(previous, snapshot, unreadable);
       events.push(...(baseline ? [] : await completeDevices(source, principal, changed)));
     } catch (err) {
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {

@@ -68,3 +68,16 @@ export function detectTransitions<D extends DeviceState>(
   }
   return { events, snapshot };
 }
+
+/**
+ * Devices the source lists but could not read this poll (an invalid upstream record,
+ * docs/upstream.md) keep what the last snapshot knew of them: they are neither gone (which
+ * would drop them, and make their next valid record a silent new baseline) nor changed (an
+ * invalid record is never an event). Their next valid record is compared with that.
+ */
+export function keepUnreadable(previous: ReadonlyMap<string, Snapshot>, snapshot: Map<string, Snapshot>, unreadable: Iterable<string>): void {
+  for (const id of unreadable) {
+    const before = previous.get(id);
+    if (before && !snapshot.has(id)) snapshot.set(id, before);
+  }
+}

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { groupNestingIssue } from '../dataset/nesting.js';
-import { tolerantArray } from './rejected.js';
+import { tolerantArray, tolerate } from './rejected.js';
 import { canonicalIso } from '../time/timestamps.js';
 import { toGroup } from '../dataset/import.js';
 import type { GroupInput, ItemInput } from '../dataset/schema.js';
-import type { Device, Group, Menu } from '../sources/types.js';
+import type { Device, DevicePage, Group, Menu } from '../sources/types.js';
 
 /**
  * What the connector accepts from an upstream that serves the device and menu interface (docs/upstream.md). Strict
@@ -46,11 +46,16 @@ export const deviceSchema: z.ZodType<Device, unknown> = z
     created_at: timestamp,
   }) as z.ZodType<Device, unknown>;
 
-/** A device that does not match is left out of the page (`total` stays the upstream's count). */
-export const devicePageSchema = z.object({
-  total: z.number().int().min(0),
-  data: tolerantArray(deviceSchema, 'device'),
-});
+/**
+ * A device that does not match is left out of the page (`total` stays the upstream's count);
+ * its id, when it has one, is in `unreadable`, so the poller can tell it from a device gone.
+ */
+export const devicePageSchema: z.ZodType<DevicePage, unknown> = z
+  .object({ total: z.number().int().min(0), data: z.array(z.unknown()) })
+  .transform(({ total, data }) => {
+    const { kept, leftOutIds } = tolerate(deviceSchema, 'device', data);
+    return leftOutIds.length === 0 ? { total, data: kept } : { total, data: kept, unreadable: leftOutIds.map((id) => id.toLowerCase()) };
+  });
 
 const itemSchema: z.ZodType<ItemInput, unknown> = z.lazy(() =>
   z.object({

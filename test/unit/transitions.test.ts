@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Device } from '../../src/sources/types.js';
-import { detectTransitions, eventId, type Snapshot } from '../../src/triggers/transitions.js';
+import { detectTransitions, eventId, keepUnreadable, type Snapshot } from '../../src/triggers/transitions.js';
 
 const timeoutMs = 300_000;
 const nowMs = Date.parse('2026-06-01T12:10:00.000Z');
@@ -217,5 +217,21 @@ describe('eventId', () => {
 
   test('is pinned: replicas and restarts on other builds must mint the same id for one transition', () => {
     expect(eventId('A4:83:E7:1F:2B:01', 'device.offline', hb)).toBe('evt_8db9632ed6861b30389191f87074778d');
+  });
+});
+
+describe('keepUnreadable', () => {
+  test('a device listed but unreadable keeps its last status; one read, unknown or absent is left as the poll found it', () => {
+    const previous = new Map<string, Snapshot>([
+      ['a', { status: 'online', last_heartbeat_at: '2026-06-01T12:00:00.000000Z' }],
+      ['b', { status: 'offline', last_heartbeat_at: null }],
+      ['c', { status: 'online', last_heartbeat_at: null }],
+    ]);
+    const snapshot = new Map<string, Snapshot>([['b', { status: 'online', last_heartbeat_at: '2026-06-01T12:09:00.000000Z' }]]);
+    keepUnreadable(previous, snapshot, ['a', 'b', 'new']);
+    expect([...snapshot].sort()).toEqual([
+      ['a', previous.get('a')],
+      ['b', { status: 'online', last_heartbeat_at: '2026-06-01T12:09:00.000000Z' }],
+    ]);
   });
 });
