@@ -441,4 +441,45 @@ describe('an invalid upstream record is never an event', () => {
     expect(await eventsOf(r)).toEqual([['device.offline', screenB], ['device.offline', screenA]]);
     expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'offline' }]);
   });
+
+  test('the same invalid record in every poll is counted every time and logged at warn once per 10 minutes', async () => {
+    const lines: string[] = [];
+    const r = await rig({ dataset: catalogWithDevices(2), logLines: lines, env: { LOG_LEVEL: 'warn' } });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
+    const rejected = async () => sample((await scrape(r.t.app)).samples, 'upstream_records_rejected_total', { area: 'device', resource: 'device' });
+    const logged = () => warned(lines).map((l) => [l.id, l.field]);
+    const before = await rejected();
+
+    breakScreenB(r);
+    await r.t.services.poller.pollOnce();
+    await r.t.services.poller.pollOnce();
+    expect(logged()).toEqual([[screenB.toUpperCase(), 'last_heartbeat_at']]);
+    expect(await rejected()).toBe(before + 2);
+
+    // Another record, or another field of the same one, is another line.
+    r.upstream.rewriteDevice = (d) => {
+      const id = String(d.id).toLowerCase();
+      if (id === screenB) return { ...d, last_heartbeat_at: impossible };
+      return id === screenA ? { ...d, name: null } : d;
+    };
+    await r.t.services.poller.pollOnce();
+    await r.t.services.poller.pollOnce();
+    expect(logged()).toEqual([
+      [screenB.toUpperCase(), 'last_heartbeat_at'],
+      [screenA.toUpperCase(), 'name'],
+    ]);
+    expect(await rejected()).toBe(before + 6);
+
+    // Ten minutes after its line, a record still invalid is logged again.
+    r.t.clock.advance(10 * 60_000);
+    await r.t.services.poller.pollOnce();
+    expect(logged()).toHaveLength(4);
+    expect(logged().slice(2).sort()).toEqual([
+      [screenA.toUpperCase(), 'name'],
+      [screenB.toUpperCase(), 'last_heartbeat_at'],
+    ]);
+    expect(await rejected()).toBe(before + 8);
+    expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
+    expect(logged()).toHaveLength(4);
+  });
 });
