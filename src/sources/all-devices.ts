@@ -1,4 +1,4 @@
-import type { Device, DevicePage, DeviceQuery, Principal } from './types.js';
+import type { Device, DeviceBatch, DevicePage, DeviceQuery, Principal } from './types.js';
 
 /** Pages of a source read a page at a time. */
 export const devicePageSize = 1000;
@@ -12,9 +12,9 @@ export async function* numberedPages(
   list: (query: DeviceQuery) => Promise<DevicePage>,
   pageSize: number,
   concurrency = 4,
-): AsyncGenerator<Device[]> {
+): AsyncGenerator<DeviceBatch<Device>> {
   const first = await list({ page: 1, pageSize });
-  yield first.data;
+  yield batchOf(first);
   const last = Math.ceil(first.total / pageSize);
   const ahead: Array<Promise<DevicePage>> = [];
   let next = 2;
@@ -29,8 +29,13 @@ export async function* numberedPages(
   while (ahead.length > 0) {
     const page = await ahead.shift()!;
     fill();
-    yield page.data;
+    yield batchOf(page);
   }
+}
+
+/** The page's devices, with its unreadable ids beside them (on a copy: the page may be a cached answer). */
+function batchOf(page: DevicePage): DeviceBatch<Device> {
+  return page.unreadable === undefined ? page.data : Object.assign(page.data.slice(), { unreadable: page.unreadable });
 }
 
 /** Every device the key may read, collected (the poller's comparison needs them together). */

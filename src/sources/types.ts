@@ -17,7 +17,16 @@ export interface DeviceQuery {
 export interface DevicePage {
   total: number;
   data: Device[];
+  /** Lower-case ids of this page's records left out as invalid (upstream mode; docs/upstream.md). */
+  unreadable?: string[];
 }
+
+/**
+ * One page of a listing read to the end. `unreadable` (upstream mode only): devices the source
+ * lists but whose records it could not read this time, so a poll keeps what it knew of them
+ * instead of taking them for gone (docs/upstream.md, "Invalid records").
+ */
+export type DeviceBatch<D> = D[] & { unreadable?: readonly string[] };
 
 /** A menu with its whole group tree. */
 export interface MenuTree extends Menu {
@@ -55,12 +64,12 @@ export interface DeviceSource {
    * Every device the key may read, in list order, a page at a time: memory and each step stay
    * bounded by the page, whatever the account's size.
    */
-  pages(principal: Principal, pageSize: number): AsyncIterable<Device[]>;
+  pages(principal: Principal, pageSize: number): AsyncIterable<DeviceBatch<Device>>;
   /**
    * What a poll compares, in the same pages (embedded mode): each device's id, heartbeat and
    * status only, so a poll of a big account reads no whole record but those that changed.
    */
-  statePages?(principal: Principal, pageSize: number): AsyncIterable<DeviceState[]>;
+  statePages?(principal: Principal, pageSize: number): AsyncIterable<DeviceBatch<DeviceState>>;
   /** The whole records of those of `ids` the key may read, in no particular order. */
   byIds?(principal: Principal, ids: readonly string[]): Promise<Device[]>;
   /** Throws AppError not_found `Device not found` when absent or not accessible. */

@@ -24,26 +24,26 @@ export function parseIso(text: string): Micros | null {
   const m = isoPattern.exec(text);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac = '', zone] = m;
+  if (!fieldsExist(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s))) return null;
   // setUTCFullYear, not Date.UTC: Date.UTC maps years 0-99 to 1900-1999.
   const date = new Date(0);
   date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
   date.setUTCHours(Number(h), Number(mi), Number(s), 0);
   const ms = date.getTime();
-  // Reject fields that Date silently rolls over (2025-02-30, 25:00, month 13 or 00, 09:60).
-  if (
-    date.getUTCFullYear() !== Number(y) ||
-    date.getUTCMonth() !== Number(mo) - 1 ||
-    date.getUTCDate() !== Number(d) ||
-    date.getUTCHours() !== Number(h) ||
-    date.getUTCMinutes() !== Number(mi) ||
-    Number(s) > 59
-  ) {
-    return null;
-  }
   const offset = zoneOffsetMicros(zone!);
   if (offset === null) return null;
   const micros = Number(frac.padEnd(6, '0').slice(0, 6));
   return inRange(ms * 1000 + micros - offset);
+}
+
+/**
+ * Whether these calendar fields name a real moment: the one check every parser makes, since
+ * Date (and Date.parse) silently roll over 2025-02-30, 25:00, month 13 or 00, 09:60.
+ */
+function fieldsExist(year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31);
 }
 
 /** The zone's offset from UTC; null for an impossible one (+25:00, +02:99). */
@@ -84,6 +84,25 @@ export function formatMicros(micros: Micros): string {
   const rest = micros - ms * 1000;
   const iso = new Date(ms).toISOString(); // 2025-01-10T09:00:00.123Z
   return `${iso.slice(0, 23)}${String(rest).padStart(3, '0')}Z`;
+}
+
+/** The printed form (formatMicros): what a conforming upstream sends. */
+const canonicalPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{6}Z$/;
+
+/**
+ * An absolute timestamp in the six-digit form, or null when it is no real instant. Text already
+ * in that form comes back as it is, without building a Date (an upstream page of 1,000 devices
+ * has 5,000 of them), but never without the calendar check: a shortcut on Date.parse once let
+ * 2026-02-30T10:00:00.000000Z through, rolled over to 2 March.
+ */
+export function canonicalIso(text: string): string | null {
+  const m = canonicalPattern.exec(text);
+  // Years well inside the exact range (see inRange); the rest take the long way.
+  if (m && Number(m[1]) >= 1700 && Number(m[1]) <= 2200) {
+    return fieldsExist(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) ? text : null;
+  }
+  const micros = parseIso(text);
+  return micros === null ? null : formatMicros(micros);
 }
 
 /** Normalises any accepted timestamp string to the six-digit form; null when invalid. */

@@ -1,4 +1,5 @@
 import type { DeviceState } from '../catalog/device.js';
+import type { DeviceBatch } from '../sources/types.js';
 import type { SnapshotRow, SnapshotStore } from './snapshots.js';
 import { detectTransitions, type TransitionOf } from './transitions.js';
 
@@ -27,12 +28,19 @@ export class PollComparison<D extends DeviceState> {
     private readonly heartbeatTimeoutMs: number,
   ) {}
 
-  /** Compares one page. A device already seen in this poll (an upstream's pages shifted under it) counts once. */
-  async add(page: readonly D[], nowMs: number): Promise<void> {
+  /**
+   * Compares one page. A device already seen in this poll (an upstream's pages shifted under
+   * it) counts once. Devices the source listed but could not read (`unreadable`: an invalid
+   * upstream record, docs/upstream.md) keep their snapshot row as it is: neither changed nor
+   * gone, and never an event; their next valid record is compared with it.
+   */
+  async add(page: DeviceBatch<D>, nowMs: number): Promise<void> {
     const fresh = page.filter((d) => !this.seen.has(d.id.toLowerCase()));
     const ids = fresh.map((d) => d.id.toLowerCase());
     for (const id of ids) this.seen.add(id);
-    const previous = await this.snapshots.of(this.keyHash, ids);
+    const unreadable = (page.unreadable ?? []).filter((id) => !this.seen.has(id));
+    for (const id of unreadable) this.seen.add(id);
+    const previous = await this.snapshots.of(this.keyHash, unreadable.length > 0 ? [...ids, ...unreadable] : ids);
     this.matched += previous.size;
     const part = detectTransitions(previous, fresh, this.heartbeatTimeoutMs, nowMs);
     for (const event of part.events) this.events.push(event);

@@ -7,6 +7,7 @@ import { parseRetryAfter } from '../time/retry-after.js';
 import type { Metrics, UpstreamOutcome } from '../metrics/metrics.js';
 import { outcomeOf, statusOutcome, tagged } from '../metrics/upstream-outcome.js';
 import { collectRejected } from './rejected.js';
+import { RejectedLog, rejectedLogMaxRecords } from './rejected-log.js';
 import { BodyTooLargeError, discard, readLimited } from './body.js';
 
 export interface UpstreamClientOptions {
@@ -77,8 +78,11 @@ class RetryableError extends Error {
  */
 export class UpstreamClient {
   private lastAnswerAt = -Infinity;
+  private readonly rejectedLog: RejectedLog;
 
-  constructor(private readonly options: UpstreamClientOptions) {}
+  constructor(private readonly options: UpstreamClientOptions) {
+    this.rejectedLog = new RejectedLog(options.clock);
+  }
 
   /** Milliseconds since the upstream last answered anything (even an error status). */
   sinceLastAnswer(): number {
@@ -206,12 +210,23 @@ export class UpstreamClient {
       this.options.logger.warn({ area: this.options.area, route: request.path, issues, requestId: request.requestId }, 'upstream body does not match the interface');
       throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
+    const { area, logger } = this.options;
+    let unlogged = 0;
     for (const record of rejected) {
-      this.options.logger.warn(
-        { area: this.options.area, route: request.path, resource: record.resource, id: record.id, field: record.field, problem: record.message, requestId: request.requestId },
+      this.options.metrics?.upstreamRecordRejected(area, record.resource);
+      const verdict = this.rejectedLog.decide({ area, ...record });
+      if (verdict === 'full') unlogged += 1;
+      if (verdict !== 'log') continue;
+      logger.warn(
+        { area, route: request.path, resource: record.resource, id: record.id, field: record.field, problem: record.message, requestId: request.requestId },
         'upstream record does not match the interface; left out of the answer',
       );
-      this.options.metrics?.upstreamRecordRejected(this.options.area, record.resource);
+    }
+    if (unlogged > 0 && this.rejectedLog.fullLineDue()) {
+      logger.warn(
+        { area, route: request.path, unlogged, limit: rejectedLogMaxRecords, requestId: request.requestId },
+        'more invalid upstream records than are logged one by one; the rest are only counted in upstream_records_rejected_total',
+      );
     }
     return parsed.data;
   }

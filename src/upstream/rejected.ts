@@ -37,22 +37,34 @@ function idOf(raw: unknown): string | null {
   return typeof id === 'string' && id.length > 0 && id.length <= 200 ? id : null;
 }
 
+/** What a tolerant list kept, and the ids of the records it left out (those with a usable id). */
+export interface Tolerated<T> {
+  kept: T[];
+  leftOutIds: string[];
+}
+
+/** Keeps the elements of `raws` that match `record`; the rest are collected for the client to report. */
+export function tolerate<T>(record: z.ZodType<T, unknown>, resource: string, raws: readonly unknown[]): Tolerated<T> {
+  const kept: T[] = [];
+  const leftOutIds: string[] = [];
+  for (const raw of raws) {
+    const parsed = record.safeParse(raw);
+    if (parsed.success) {
+      kept.push(parsed.data);
+      continue;
+    }
+    const issue = parsed.error.issues[0]!;
+    const id = idOf(raw);
+    if (id !== null) leftOutIds.push(id);
+    collecting?.push({ resource, id, field: issue.path.join('.') || '(record)', message: issue.message });
+  }
+  return { kept, leftOutIds };
+}
+
 /**
  * An array whose invalid elements are left out (and collected) rather than failing the parse.
  * Anything that is not an array still fails.
  */
 export function tolerantArray<T>(record: z.ZodType<T, unknown>, resource: string): z.ZodType<T[], unknown> {
-  return z.array(z.unknown()).transform((raws) => {
-    const kept: T[] = [];
-    for (const raw of raws) {
-      const parsed = record.safeParse(raw);
-      if (parsed.success) {
-        kept.push(parsed.data);
-        continue;
-      }
-      const issue = parsed.error.issues[0]!;
-      collecting?.push({ resource, id: idOf(raw), field: issue.path.join('.') || '(record)', message: issue.message });
-    }
-    return kept;
-  });
+  return z.array(z.unknown()).transform((raws) => tolerate(record, resource, raws).kept);
 }

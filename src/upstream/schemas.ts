@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { groupNestingIssue } from '../dataset/nesting.js';
-import { tolerantArray } from './rejected.js';
-import { formatMicros, parseIso } from '../time/timestamps.js';
+import { tolerantArray, tolerate } from './rejected.js';
+import { canonicalIso } from '../time/timestamps.js';
 import { toGroup } from '../dataset/import.js';
 import type { GroupInput, ItemInput } from '../dataset/schema.js';
-import type { Device, Group, Menu } from '../sources/types.js';
+import type { Device, DevicePage, Group, Menu } from '../sources/types.js';
 
 /**
  * What the connector accepts from an upstream that serves the device and menu interface (docs/upstream.md). Strict
@@ -14,17 +14,14 @@ import type { Device, Group, Menu } from '../sources/types.js';
  * totals are recomputed so they always equal their arrays.
  */
 
-/** Already canonical (what a seed-conforming upstream sends): kept as it is, no re-formatting. */
-const canonical = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}Z$/;
-
+/** Absolute only (never `now-10m`), with the calendar checked whatever the form (src/time/timestamps.ts). */
 const timestamp = z.string().transform((value, ctx) => {
-  if (canonical.test(value) && !Number.isNaN(Date.parse(value))) return value;
-  const micros = parseIso(value);
-  if (micros === null) {
+  const canonical = canonicalIso(value);
+  if (canonical === null) {
     ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 timestamp' });
     return z.NEVER;
   }
-  return formatMicros(micros);
+  return canonical;
 });
 
 export const deviceSchema: z.ZodType<Device, unknown> = z
@@ -49,11 +46,16 @@ export const deviceSchema: z.ZodType<Device, unknown> = z
     created_at: timestamp,
   }) as z.ZodType<Device, unknown>;
 
-/** A device that does not match is left out of the page (`total` stays the upstream's count). */
-export const devicePageSchema = z.object({
-  total: z.number().int().min(0),
-  data: tolerantArray(deviceSchema, 'device'),
-});
+/**
+ * A device that does not match is left out of the page (`total` stays the upstream's count);
+ * its id, when it has one, is in `unreadable`, so the poller can tell it from a device gone.
+ */
+export const devicePageSchema: z.ZodType<DevicePage, unknown> = z
+  .object({ total: z.number().int().min(0), data: z.array(z.unknown()) })
+  .transform(({ total, data }) => {
+    const { kept, leftOutIds } = tolerate(deviceSchema, 'device', data);
+    return leftOutIds.length === 0 ? { total, data: kept } : { total, data: kept, unreadable: leftOutIds.map((id) => id.toLowerCase()) };
+  });
 
 const itemSchema: z.ZodType<ItemInput, unknown> = z.lazy(() =>
   z.object({

@@ -46,6 +46,11 @@ export class FakeUpstream {
   baseUrl = '';
   /** Added to every answer, e.g. to make a cold burst observable. */
   latencyMs = 0;
+  /**
+   * Applied to every device the real answers of `/devices` carry (in a page or alone), e.g. to
+   * make one device's record invalid while the rest stays as the catalog says.
+   */
+  rewriteDevice: ((device: Record<string, unknown>) => Record<string, unknown>) | null = null;
 
   constructor(
     private readonly dataset: unknown,
@@ -80,6 +85,7 @@ export class FakeUpstream {
         else res.json(fault.body ?? { message: `fault ${fault.status}` });
         return;
       }
+      if (req.path.startsWith('/devices')) this.rewriteDevices(res);
       next();
     });
     app.use(this.inner.app);
@@ -106,12 +112,24 @@ export class FakeUpstream {
     this.queued.length = 0;
     this.permanent = null;
     this.latencyMs = 0;
+    this.rewriteDevice = null;
   }
 
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await this.inner.close();
+  }
+
+  private rewriteDevices(res: express.Response): void {
+    const send = res.json.bind(res);
+    res.json = (body: unknown) => {
+      const rewrite = this.rewriteDevice;
+      if (!rewrite || res.statusCode !== 200 || body === null || typeof body !== 'object') return send(body);
+      const page = body as { data?: unknown };
+      if (Array.isArray(page.data)) return send({ ...page, data: page.data.map((d: Record<string, unknown>) => rewrite(d)) });
+      return send(rewrite(body as Record<string, unknown>));
+    };
   }
 
   private takeFault(path: string, page: string | undefined): Fault | null {

@@ -577,4 +577,26 @@ describe('the server (dist/src/main.js)', () => {
     expect(result.stdout).not.toContain('"msg":"listening"');
     expect(counts(dbPath)).toMatchObject({ accounts: 0, devices: 0 });
   }, 20_000);
+
+  test('a DATASET with groups nested 40 deep stops the start with exit 1: the JSON path and the limit, no stack trace', async () => {
+    const dbPath = newDbPath();
+    const doc = example();
+    let group: Doc = { id: 'g40', name: 'Level 40', groups: [], items: [] };
+    for (let level = 39; level >= 1; level -= 1) group = { id: `g${level}`, name: `Level ${level}`, groups: [group], items: [] };
+    doc.menus[0].groups = [group];
+    const result = await run(process.execPath, [mainJs], {
+      PORT: '0',
+      DATABASE_PATH: dbPath,
+      DATASET: writeJson('deep-start.json', doc),
+      LOG_LEVEL: 'info',
+    }, 15_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'Invalid dataset: 1 problem(s)',
+      `  menus[0].groups[0]${'.groups[0]'.repeat(32)}: groups nest more than 32 levels deep here (the limit is 32)`,
+    ]);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/Maximum call stack|RangeError|\n\s+at |"stack"/);
+    expect(result.stdout).not.toContain('"msg":"listening"');
+    expect(counts(dbPath)).toMatchObject({ accounts: 0, menus: 0 });
+  }, 20_000);
 });

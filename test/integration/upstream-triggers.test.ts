@@ -9,6 +9,7 @@ import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { testEngine } from '../helpers/engine.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
+import { sample, scrape } from '../helpers/metrics.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -57,13 +58,14 @@ afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-async function rig(options: { dataset?: unknown; databasePath?: string; env?: Record<string, string> } = {}): Promise<Rig> {
+async function rig(options: { dataset?: unknown; databasePath?: string; env?: Record<string, string>; logLines?: string[] } = {}): Promise<Rig> {
   const upClock = new ManualClock(Date.now());
   const upstream = await new FakeUpstream(options.dataset ?? catalog(), upClock).start();
   const receiver = await new Receiver().start();
   const t = await buildTestApp({
     clock: new ManualClock(Date.now()),
     databasePath: options.databasePath,
+    logLines: options.logLines,
     env: {
       DEVICE_API_URL: upstream.baseUrl,
       MENU_API_URL: upstream.baseUrl,
@@ -401,5 +403,105 @@ describe('paging', () => {
     // From here on, changes are events as usual.
     await heartbeat(r, 'c0:ff:ee:00:09:c3');
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+  });
+});
+
+describe('an invalid upstream record is never an event', () => {
+  const screenA = 'c0:ff:ee:00:00:00';
+  const screenB = 'c0:ff:ee:00:00:01';
+  const impossible = '2026-02-30T10:00:00.000000Z';
+  const leftOut = 'upstream record does not match the interface; left out of the answer';
+
+  /** Screen B's record, as the upstream sends it, made invalid; its status flipped from what the snapshot holds. */
+  const breakScreenB = (r: Rig) => {
+    r.upstream.rewriteDevice = (d) => (String(d.id).toLowerCase() === screenB ? { ...d, last_heartbeat_at: impossible, is_online: false } : d);
+  };
+  const snapshotRows = (r: Rig) =>
+    r.t.all<{ device_id: string; status: string }>('SELECT device_id, status FROM device_snapshots WHERE key_hash = ? ORDER BY device_id', hashKey(keys.ana));
+  const warned = (lines: string[]) => lines.map((l) => JSON.parse(l) as Json).filter((l) => l.msg === leftOut);
+  const eventsOf = async (r: Rig) =>
+    (await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200)).body.map((e: Json) => [e.type, e.device.id]);
+
+  test('one device invalid while the other goes offline: one event, the bad one logged and counted, the good one served; back valid, it is compared with its last valid status', async () => {
+    const lines: string[] = [];
+    const r = await rig({ dataset: catalogWithDevices(2), logLines: lines, env: { LOG_LEVEL: 'warn' } });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
+    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'online' }, { device_id: screenB, status: 'online' }]);
+
+    // Both go offline upstream; B's record is unreadable this time.
+    r.upClock.advance(fiveMinutes);
+    breakScreenB(r);
+    const before = sample((await scrape(r.t.app)).samples, 'upstream_records_rejected_total', { area: 'device', resource: 'device' });
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await eventsOf(r)).toEqual([['device.offline', screenA]]);
+    expect(warned(lines)).toEqual([
+      expect.objectContaining({ level: 40, area: 'device', resource: 'device', id: screenB.toUpperCase(), field: 'last_heartbeat_at' }),
+    ]);
+    expect(sample((await scrape(r.t.app)).samples, 'upstream_records_rejected_total', { area: 'device', resource: 'device' })).toBe(before + 1);
+    // B keeps its last valid status in the snapshot: unreadable is not gone.
+    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'online' }]);
+
+    // The list and the dropdown serve A, and only A.
+    const list = await request(r.t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).expect(200);
+    expect(list.body.data.map((d: Json) => [d.id, d.is_online])).toEqual([[screenA.toUpperCase(), false]]);
+    const dropdown = await request(r.t.app).get('/v1/devices/options').set('X-API-Key', keys.ana).expect(200);
+    expect(dropdown.body).toEqual([['Screen 1', screenA]]);
+
+    // B comes back valid with its old status (a fresh heartbeat: online): nothing to tell.
+    await heartbeat(r, screenB);
+    r.upstream.rewriteDevice = null;
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'online' }]);
+
+    // B unreadable again, and meanwhile really offline: when it is readable again, that change
+    // (from its last valid status) is one event, not lost as a new baseline.
+    breakScreenB(r);
+    r.upClock.advance(fiveMinutes);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    r.upstream.rewriteDevice = null;
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await eventsOf(r)).toEqual([['device.offline', screenB], ['device.offline', screenA]]);
+    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'offline' }]);
+  });
+
+  test('the same invalid record in every poll is counted every time and logged at warn once per 10 minutes', async () => {
+    const lines: string[] = [];
+    const r = await rig({ dataset: catalogWithDevices(2), logLines: lines, env: { LOG_LEVEL: 'warn' } });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
+    const rejected = async () => sample((await scrape(r.t.app)).samples, 'upstream_records_rejected_total', { area: 'device', resource: 'device' });
+    const logged = () => warned(lines).map((l) => [l.id, l.field]);
+    const before = await rejected();
+
+    breakScreenB(r);
+    await r.t.services.poller.pollOnce();
+    await r.t.services.poller.pollOnce();
+    expect(logged()).toEqual([[screenB.toUpperCase(), 'last_heartbeat_at']]);
+    expect(await rejected()).toBe(before + 2);
+
+    // Another record, or another field of the same one, is another line.
+    r.upstream.rewriteDevice = (d) => {
+      const id = String(d.id).toLowerCase();
+      if (id === screenB) return { ...d, last_heartbeat_at: impossible };
+      return id === screenA ? { ...d, name: null } : d;
+    };
+    await r.t.services.poller.pollOnce();
+    await r.t.services.poller.pollOnce();
+    expect(logged()).toEqual([
+      [screenB.toUpperCase(), 'last_heartbeat_at'],
+      [screenA.toUpperCase(), 'name'],
+    ]);
+    expect(await rejected()).toBe(before + 6);
+
+    // Ten minutes after its line, a record still invalid is logged again.
+    r.t.clock.advance(10 * 60_000);
+    await r.t.services.poller.pollOnce();
+    expect(logged()).toHaveLength(4);
+    expect(logged().slice(2).sort()).toEqual([
+      [screenA.toUpperCase(), 'name'],
+      [screenB.toUpperCase(), 'last_heartbeat_at'],
+    ]);
+    expect(await rejected()).toBe(before + 8);
+    expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
+    expect(logged()).toHaveLength(4);
   });
 });

@@ -252,8 +252,26 @@ describe('same contract as embedded mode', () => {
     expect(upstream.callsTo('/v1/groups')[0]?.apiKey).toBe(keys.ana);
   });
 
+  /** A connector whose log lines (warn and up) are kept. */
+  async function logged(): Promise<{ t: TestApp; lines: string[] }> {
+    const lines: string[] = [];
+    const t = await buildTestApp({
+      env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '1', LOG_LEVEL: 'warn' },
+      logLines: lines,
+    });
+    apps.push(t);
+    return { t, lines };
+  }
+
+  /** The one line that says why the body was refused: its JSON path and limit, and no stack anywhere. */
+  function expectRefusedAt(lines: string[], issue: string): void {
+    const refused = lines.map((l) => JSON.parse(l) as Json).filter((l) => l.msg === 'upstream body does not match the interface');
+    expect(refused).toEqual([expect.objectContaining({ level: 40, area: 'menu', route: '/v1/groups', issues: [issue] })]);
+    expect(lines.join('\n')).not.toMatch(/Maximum call stack|RangeError|"stack"|\\n\s+at /);
+  }
+
   test('groups nested past 32 levels upstream are a 502 naming the limit in the log, never a stack overflow', async () => {
-    const t = await connector();
+    const { t, lines } = await logged();
     // A string body: JSON.stringify itself would overflow on such a tree.
     const deep = `${'{"id":"g","name":"Level","groups":['.repeat(20_000)}${']}'.repeat(20_000)}`;
     // Every attempt gets it: where JSON.parse itself runs out of stack on such a body, the
@@ -266,6 +284,22 @@ describe('same contract as embedded mode', () => {
     } finally {
       upstream.failAlways(null);
     }
+    expectRefusedAt(lines, `groups.0${'.groups.0'.repeat(32)}: groups nest more than 32 levels deep here (the limit is 32)`);
+  });
+
+  test('items nested past 8 levels upstream are a 502 naming the path and the limit in the log', async () => {
+    const { t, lines } = await logged();
+    let items: Json[] = [];
+    for (let level = 0; level < 9; level += 1) items = [{ id: `i${level}`, name: 'Level', inStock: true, items }];
+    upstream.failNext({ status: 200, pathPrefix: '/v1/groups', body: { groups: [{ id: 'g', name: 'Group', groups: [], items }] } });
+    await request(t.app).get(`/v1/groups?menus=${menuIds.allDay}`).set(apiKey(keys.ana)).expect(502, { message: 'Upstream unavailable' });
+    expect(upstream.callsTo('/v1/groups')).toHaveLength(1);
+    expectRefusedAt(lines, `groups.0${'.items.0'.repeat(9)}: items nest more than 8 levels deep here (the limit is 8)`);
+
+    // Eight levels are within the limit.
+    upstream.failNext({ status: 200, pathPrefix: '/v1/groups', body: { groups: [{ id: 'g', name: 'Group', groups: [], items: items[0].items }] } });
+    const ok = await request(t.app).get(`/v1/groups?menus=${menuIds.breakfast}`).set(apiKey(keys.ana)).expect(200);
+    expect(ok.body.groups.map((g: Json) => g.id)).toEqual(['g']);
   });
 
   test('/v1/menus accepts { "data": [...] } and { "items": [...] }', async () => {
@@ -546,6 +580,27 @@ describe('an invalid record is left out of its answer, logged and counted; the r
     expect(lines.join('\n')).not.toContain(keys.ana);
     const scrape = await request(t.app).get('/metrics').expect(200);
     expect(scrape.text).toMatch(/^upstream_records_rejected_total\{area="device",resource="device"\} 1$/m);
+  });
+
+  // Already in the six-digit form the interface uses: no shortcut may skip the calendar check
+  // (Date.parse rolls 30 February over to 2 March).
+  test.each([
+    ['30 February', 'last_heartbeat_at', '2026-02-30T10:00:00.000000Z'],
+    ['31 April', 'registered_at', '2026-04-31T10:00:00.000000Z'],
+    ['29 February of a common year', 'updated_at', '2025-02-29T00:00:00.000000Z'],
+    ['hour 24', 'created_at', '2026-01-10T24:00:00.000000Z'],
+  ])('a device with an impossible canonical timestamp (%s) is left out; alone it is a 502', async (_name, field, value) => {
+    const { t, lines } = await watched();
+    const good = upstreamDevice({ id: 'A4:83:E7:1F:2B:02', name: 'Good screen' });
+    const bad = upstreamDevice({ id: 'A4:83:E7:1F:2B:01', [field]: value });
+    upstream.failNext({ status: 200, pathPrefix: '/devices', body: { total: 2, data: [bad, good] } });
+    const list = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
+    expect(list.body.data.map((d: { id: string }) => d.id)).toEqual(['A4:83:E7:1F:2B:02']);
+    expect(JSON.stringify(list.body)).not.toContain(value);
+    expect(warnings(lines).map((w) => [w.resource, w.id, w.field])).toEqual([['device', 'A4:83:E7:1F:2B:01', field]]);
+
+    upstream.failNext({ status: 200, pathPrefix: '/devices', body: bad });
+    await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(502, { message: 'Upstream unavailable' });
   });
 
   test('a group with a missing field is left out with its subtree; its siblings are served', async () => {

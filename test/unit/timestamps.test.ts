@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { formatMicros, normalizeTimestamp, parseIso, parseTimestamp } from '../../src/time/timestamps.js';
+import { canonicalIso, formatMicros, normalizeTimestamp, parseIso, parseTimestamp } from '../../src/time/timestamps.js';
 
 /** A fixed "now" for relative timestamps: 2026-06-01T12:00:00Z. */
 const nowMs = Date.parse('2026-06-01T12:00:00.000Z');
@@ -84,6 +84,36 @@ describe('absolute timestamps', () => {
     expect(parseIso(text)).toBeNull();
     expect(parseTimestamp(text, nowMs)).toBeNull();
     expect(normalizeTimestamp(text, nowMs)).toBeNull();
+  });
+});
+
+describe('the six-digit form (what an upstream sends)', () => {
+  // The form formatMicros prints gets no shortcut past the calendar: Date.parse accepts every
+  // one of these, rolled over (30 February is 2 March).
+  test.each([
+    '2026-02-30T10:00:00.000000Z',
+    '2026-02-31T23:59:59.999999Z',
+    '2026-04-31T10:00:00.000000Z',
+    '2025-02-29T00:00:00.000000Z',
+    '2026-06-31T00:00:00.000001Z',
+    '2026-01-10T24:00:00.000000Z',
+    '2026-01-10T10:60:00.000000Z',
+    '2026-01-10T10:00:60.000000Z',
+    '2026-13-01T00:00:00.000000Z',
+    '2026-01-00T00:00:00.000000Z',
+  ])('%s is no instant: refused by every parser', (text) => {
+    expect(canonicalIso(text)).toBeNull();
+    expect(parseIso(text)).toBeNull();
+    expect(normalizeTimestamp(text, nowMs)).toBeNull();
+  });
+
+  test('text already in the form comes back as it is; any other absolute form is printed in it', () => {
+    for (const text of ['2024-02-29T23:59:59.999999Z', '2026-04-30T10:00:00.000001Z', '1970-01-01T00:00:00.000000Z']) {
+      expect(canonicalIso(text)).toBe(text);
+    }
+    expect(canonicalIso('2026-04-30T12:00:00+02:00')).toBe('2026-04-30T10:00:00.000000Z');
+    expect(canonicalIso('2026-04-30 10:00:00.5z')).toBe('2026-04-30T10:00:00.500000Z');
+    expect(canonicalIso('now')).toBeNull();
   });
 });
 
