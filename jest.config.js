@@ -32,7 +32,7 @@ export default {
       // demo, start-up, logging, durability across restarts) and documents. Replicas on
       // PostgreSQL are test/replicas/.
       testPathIgnorePatterns: [
-        '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|n8n-export|make-export|activepieces-export|pipedream-export|openapi-lint|docs|readme-endpoints|http-parser-errors|postgres-helper)\\.test\\.ts$',
+        '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|n8n-export|make-export|activepieces-export|pipedream-export|openapi-lint|docs|readme-endpoints|http-parser-errors|postgres-helper|shutdown)\\.test\\.ts$',
       ],
       setupFiles: ['<rootDir>/test/env-postgres.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-postgres.ts'],
