@@ -32,7 +32,7 @@ export default {
       // demo, start-up, logging, durability across restarts), documents and upstream mode over a big listing. Replicas on
       // PostgreSQL are test/replicas/.
       testPathIgnorePatterns: [
-        '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|n8n-export|make-export|activepieces-export|pipedream-export|openapi-lint|docs|readme-endpoints|http-parser-errors|postgres-helper|upstream-big-options)\\.test\\.ts$',
+        '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|n8n-export|make-export|activepieces-export|pipedream-export|openapi-lint|docs|readme-endpoints|http-parser-errors|postgres-helper|upstream-big-options|shutdown)\\.test\\.ts$',
       ],
       setupFiles: ['<rootDir>/test/env-postgres.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-postgres.ts'],

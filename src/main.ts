@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, stdoutSink } from './logger.js';
+import type { LogSink } from './log-sink.js';
 import { openDatabase, type Db } from './db/database.js';
 import { isDatabaseUnavailable } from './db/unavailable.js';
 import { databaseOptions } from './cli/context.js';
@@ -10,7 +11,7 @@ import type { Logger } from 'pino';
 import { bootstrapCatalog } from './dataset/bootstrap.js';
 import { DatasetError } from './dataset/import.js';
 import { describeDatasetError } from './dataset/report.js';
-import { buildServices } from './services.js';
+import { buildServices, type Services } from './services.js';
 import { ManifestError } from './manifest/load.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/server.js';
@@ -19,7 +20,14 @@ import { systemClock } from './time/timestamps.js';
 import { DotEnvError, loadDotEnv } from './env-file.js';
 import { databaseFailure, listenFailure, StartupError } from './startup-errors.js';
 
+/**
+ * Shutdown (docs/service.md): in-flight requests get `shutdownGraceMs` after the signal, then
+ * their connections are closed; background work is stopped from the signal on. Whatever still
+ * runs, the process has exited `shutdownBudgetMs` after the signal: the grace period, 4 s more
+ * for the last deliveries in flight and the database to close, and `logDrainMs` for the logs.
+ */
 const shutdownGraceMs = 10_000;
+const shutdownBudgetMs = 15_000;
 const logDrainMs = 1_000;
 
 function readConfig(): Config {
@@ -79,23 +87,53 @@ export async function main(options: MainOptions = {}): Promise<Server> {
     process.exit(1);
   });
 
+  const shutdown = gracefulShutdown(server, services, db, logger, logSink);
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
+  return server;
+}
+
+/**
+ * What SIGTERM and SIGINT do (docs/service.md, shutdown): no new connections; background work
+ * stops at once (polls end at their next page, unsent deliveries go back); in-flight requests
+ * get `shutdownGraceMs`, then their connections are closed; then the database closes and the
+ * process exits 0. Whatever still runs `shutdownBudgetMs` after the signal, it exits 1 then,
+ * with one warn line naming what it could not wait for.
+ */
+function gracefulShutdown(server: Server, services: Services, db: Db, logger: Logger, logSink: LogSink): (signal: string) => void {
   let stopping = false;
-  // While stopping, answers close their connection so keep-alive clients do not hold it open.
+  let requests = 0;
+  let closingDatabase = false;
   server.prependListener('request', (_req, res) => {
+    requests += 1;
+    res.once('close', () => (requests -= 1));
+    // While stopping, answers close their connection so keep-alive clients do not hold it open.
     if (stopping) res.setHeader('Connection', 'close');
   });
-  const shutdown = (signal: string) => {
+  return (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    logger.info({ signal, graceMs: shutdownGraceMs, budgetMs: shutdownBudgetMs }, 'shutting down: no new connections, finishing in-flight requests');
+    // Referenced, so the process never ends silently with work unfinished (it ends it instead).
+    const deadline = setTimeout(() => {
+      const stillRunning = { requests, background: services.stillStopping(), closingDatabase };
+      logger.warn({ budgetMs: shutdownBudgetMs, ...stillRunning }, 'shutdown budget spent; exiting with work unfinished');
+      setTimeout(() => process.exit(1), logDrainMs);
+      void logSink.drain(logDrainMs).then(() => process.exit(1));
+    }, shutdownBudgetMs - logDrainMs);
     const force = setTimeout(() => {
-      logger.warn('in-flight requests did not finish in time; closing connections');
+      logger.warn({ requests }, 'in-flight requests did not finish in time; closing connections');
       server.closeAllConnections();
     }, shutdownGraceMs);
     force.unref();
+    // Background work stops now, beside the requests: polls end at their next page.
+    const background = services.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'background work did not stop cleanly'));
     server.close(async () => {
-      await services.close();
+      await background;
+      closingDatabase = true;
       await db.close().catch(() => undefined);
+      clearTimeout(deadline);
       logger.info('stopped');
       // Bounded: a stopped or vanished log reader must not hold the exit (see LogSink).
       await logSink.drain(logDrainMs);
@@ -103,10 +141,6 @@ export async function main(options: MainOptions = {}): Promise<Server> {
     });
     server.closeIdleConnections();
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
-  return server;
 }
 
 /**

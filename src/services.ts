@@ -69,8 +69,14 @@ export interface Services {
   start(): void;
   /** Named checks for `/readyz`: `ok` or what is wrong. */
   readiness(): Promise<Record<string, string>>;
-  /** Stops background work; the caller closes the database afterwards. */
+  /**
+   * Stops background work (docs/service.md, shutdown): polls end at their next page, unrecorded;
+   * unsent deliveries are handed back; those in flight are awaited. The caller closes the
+   * database afterwards.
+   */
   close(): Promise<void>;
+  /** What `close` is still waiting for ("poller", "deliverer"), for the shutdown log. */
+  stillStopping(): string[];
 }
 
 export interface ServiceDeps {
@@ -151,6 +157,12 @@ export function buildServices(deps: ServiceDeps): Services {
   });
 
   let housekeeping: NodeJS.Timeout | null = null;
+  const stopping = new Set<string>();
+  const stopPart = async (name: string, stop: () => Promise<void>) => {
+    stopping.add(name);
+    await stop();
+    stopping.delete(name);
+  };
   return {
     config,
     logger,
@@ -218,9 +230,10 @@ export function buildServices(deps: ServiceDeps): Services {
     },
     async close() {
       if (housekeeping) clearInterval(housekeeping);
-      await poller.stop();
-      await deliverer.stop();
+      // Together: the deliverer stops sending while the polls wind down, not after.
+      await Promise.all([stopPart('poller', () => poller.stop()), stopPart('deliverer', () => deliverer.stop())]);
     },
+    stillStopping: () => [...stopping],
   };
 }
 

@@ -55,6 +55,12 @@ export interface Principal {
   requestId?: string;
   /** Its caller's address (chain), forwarded upstream as `X-Forwarded-For`; unset in background work. */
   forwardedFor?: string;
+  /**
+   * Aborts upstream calls made for this principal when its work is stopped (a background poll
+   * at shutdown). Only for uncached sources, as the poller's: a cached load may be shared by
+   * other callers, whom one caller's stop must not fail.
+   */
+  signal?: AbortSignal;
 }
 
 export interface DeviceSource {

@@ -21,7 +21,10 @@ export function upstreamCall(verdicts: KeyVerdicts, cache?: CachedLoader): Upstr
   };
 }
 
-/** What an upstream call carries about its caller: request id and X-Forwarded-For (none in background work). */
-export function callerOf(principal: Principal): { requestId: string; forwardedFor?: string } {
-  return { requestId: principal.requestId ?? 'background', forwardedFor: principal.forwardedFor };
+/**
+ * What an upstream call carries about its caller: request id, X-Forwarded-For (none in
+ * background work) and the signal that stops it (a background poll's).
+ */
+export function callerOf(principal: Principal): { requestId: string; forwardedFor?: string; signal?: AbortSignal } {
+  return { requestId: principal.requestId ?? 'background', forwardedFor: principal.forwardedFor, signal: principal.signal };
 }

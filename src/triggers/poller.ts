@@ -67,6 +67,8 @@ export class DeviceStatusPoller {
   private forced: Promise<PollResult> | null = null;
   /** Keys being polled under this replica's lease: renewed while their polls run. */
   private readonly leased = new Set<string>();
+  /** Aborted by `stop`: polls under a lease end at their next page, upstream calls at once. */
+  private stopping = new AbortController();
 
   constructor(private readonly options: PollerOptions) {
     this.loop = new ClaimLoop({
@@ -97,11 +99,13 @@ export class DeviceStatusPoller {
   }
 
   start(): void {
+    this.stopping = new AbortController();
     this.loop.start();
   }
 
-  /** Stops claiming and waits for the polls under way (a forced round too). */
+  /** Stops claiming; the polls under way (a forced round too) end at their next page, unrecorded. */
   async stop(): Promise<void> {
+    this.stopping.abort();
     await this.loop.stop();
   }
 
@@ -161,7 +165,7 @@ export class DeviceStatusPoller {
     result.keys = due.length;
     const queue = [...due];
     const worker = async () => {
-      for (let watch = queue.shift(); watch; watch = queue.shift()) {
+      for (let watch = queue.shift(); watch && !this.stopping.signal.aborted; watch = queue.shift()) {
         const outcome = await this.pollClaimed(watch);
         if (outcome === null) result.failed += 1;
         else result.events += outcome;
@@ -180,7 +184,8 @@ export class DeviceStatusPoller {
     try {
       return (await this.pollKey(watch, undefined, this.owner, started)).length;
     } catch (err) {
-      if (!(err instanceof LeaseLostError)) {
+      // A stopped poll writes nothing: the key's lease runs out and it is polled as if never started.
+      if (!(err instanceof LeaseLostError) && !this.stopping.signal.aborted) {
         await this.options.watches.release(watch.key_hash, this.owner, started + this.options.intervalMs).catch(() => undefined);
       }
       return null;
@@ -206,8 +211,9 @@ export class DeviceStatusPoller {
     let events: DeviceEvent[] = [];
     let vanished: string[];
     let askedAt = started;
+    const stop = owner === null ? undefined : this.stopping.signal; // a request's own poll is not stopped
     try {
-      const principal = await this.principal(watch, requestId);
+      const principal = { ...(await this.principal(watch, requestId)), signal: stop };
       const source = this.options.devices;
       // Where the source can, a poll compares ids and heartbeats only and reads the whole
       // records of the devices that changed afterwards (completeDevices).
@@ -217,13 +223,17 @@ export class DeviceStatusPoller {
       // least an interval apart even when a busy replica started this one late.
       askedAt = clock.now();
       for await (const page of pages) {
+        stop?.throwIfAborted();
         await comparison.add(page, clock.now());
         // A baseline emits nothing, so its snapshot may land in slices (docs/triggers.md).
         if (baseline && comparison.pendingRows >= baselineSliceRows) await comparison.flush();
       }
+      stop?.throwIfAborted();
       vanished = await comparison.vanished();
       if (!baseline) events = lean ? await completeDevices(lean.byIds, principal, comparison.events) : (comparison.events as DeviceEvent[]);
+      stop?.throwIfAborted();
     } catch (err) {
+      if (stop?.aborted) throw err; // not the upstream's failure: nothing paused, logged or written
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
         const reason = `${who}: ${err.message}`;

@@ -41,6 +41,11 @@ export interface UpstreamRequest<T> {
   requestId: string;
   /** Sent as `X-Forwarded-For`: the caller's address (chain); absent for background work. */
   forwardedFor?: string;
+  /**
+   * The caller's work was stopped (a background poll at shutdown): the attempt under way is
+   * aborted, no other is made, and the call rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
   schema: z.ZodType<T, unknown>;
 }
 
@@ -74,7 +79,9 @@ class RetryableError extends Error {
  * - 401/403/404 (and 400) are relayed as AppErrors with the upstream's `message`;
  * - a 2xx body that is not JSON or does not match `schema` is 502 `Upstream unavailable`
  *   (logged with what did not match); exhausted retries are 502, or 504 when the last
- *   attempt timed out.
+ *   attempt timed out;
+ * - a caller's `signal` that aborts ends the call at once with its reason: no retry, no
+ *   failed-attempt log line or metric (nothing failed upstream).
  */
 export class UpstreamClient {
   private lastAnswerAt = -Infinity;
@@ -108,8 +115,10 @@ export class UpstreamClient {
   async get<T>(request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
     const url = this.url(request);
     const { retries, backoffMs = 100, logger } = this.options;
+    const { signal } = request;
     try {
       return await pRetry(() => this.measuredAttempt(url, request), {
+        signal,
         retries,
         minTimeout: backoffMs,
         factor: 2,
@@ -120,10 +129,11 @@ export class UpstreamClient {
             'upstream attempt failed',
           );
           const wait = error instanceof RetryableError ? error.retryAfterMs : undefined;
-          if (wait !== undefined && retriesLeft > 0) await sleep(wait);
+          if (wait !== undefined && retriesLeft > 0) await sleep(wait, signal);
         },
       });
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       if (err instanceof AppError) throw err;
       if (err instanceof RetryableError && err.kind === 'timeout') throw new AppError('upstream_timeout', 'Upstream timeout');
       throw new AppError('upstream_unavailable', 'Upstream unavailable');
@@ -140,7 +150,7 @@ export class UpstreamClient {
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      this.options.metrics?.upstreamAttempt(this.options.area, outcome, (performance.now() - started) / 1000);
+      if (!request.signal?.aborted) this.options.metrics?.upstreamAttempt(this.options.area, outcome, (performance.now() - started) / 1000);
     }
   }
 
@@ -158,11 +168,14 @@ export class UpstreamClient {
     let response: Response;
     let text: string;
     let bytes: number;
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
     try {
-      response = await doFetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(this.options.timeoutMs) });
+      response = await doFetch(url, { headers, redirect: 'manual', signal: request.signal ? AbortSignal.any([timeout, request.signal]) : timeout });
       this.lastAnswerAt = this.options.clock.now();
       ({ text, bytes } = await readLimited(response, this.options.maxBodyBytes ?? defaultMaxBodyBytes));
     } catch (err) {
+      // Stopped by the caller: no further attempt (pRetry rethrows the original error).
+      if (request.signal?.aborted) throw new AbortError(err as Error);
       if (err instanceof BodyTooLargeError) {
         this.options.logger.warn({ area: this.options.area, route: request.path, limit: err.limit, requestId: request.requestId }, 'upstream body too large');
         throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'too_large');
@@ -254,6 +267,15 @@ function upstreamMessage(text: string): string | undefined {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when `signal` aborts (pRetry then ends the call). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -122,17 +122,28 @@ export class WebhookDeliverer {
     this.lanes.drop(lost);
   }
 
-  /** Stops claiming, lets in-flight deliveries finish (each within its timeout) and records them. */
+  /**
+   * Stops claiming and sending; hands back at once what was claimed and not sent, lets the
+   * deliveries in flight finish (each within its timeout) and records them. A delivery whose
+   * send or record the process does not live to finish stays leased and is sent again, with
+   * the same webhook-id, when its lease runs out.
+   */
   async stop(): Promise<void> {
     this.recorder.stop();
-    await this.loop.stop();
+    const stopped = this.loop.stop(); // from here on no send starts (launch, pump)
+    const released = this.handBack(this.lanes.takeWaiting());
+    await stopped;
     await this.recorder.flush().catch((err: unknown) =>
       this.options.logger.warn({ err: (err as Error).message }, 'could not record the last attempts; their leases will expire and they will be sent again'),
     );
-    // Claimed but never sent: free them now rather than when their leases expire.
-    const unsent = this.lanes.takeWaiting().map((d) => d.id);
+    await released;
     this.leased.clear();
-    await this.options.queue.release(unsent).catch(() => undefined);
+  }
+
+  /** Claimed but never sent: freed now rather than when their leases expire. */
+  private async handBack(unsent: Due[]): Promise<void> {
+    for (const d of unsent) this.leased.delete(d);
+    if (unsent.length > 0) await this.options.queue.release(unsent.map((d) => d.id)).catch(() => undefined);
   }
 
   /** New deliveries were queued: look now rather than at the next idle check. */
@@ -193,6 +204,8 @@ export class WebhookDeliverer {
     }
     this.recorder.recorded(records);
     const claimed = round.due;
+    // Stopped during the claim: what it brought goes back unsent (`stop` waits for this round).
+    if (this.loop.isStopped) return this.handBack(claimed).then(() => false);
     for (const delivery of claimed) {
       this.leased.add(delivery);
       if (this.refilling.delete(delivery.target_origin) && !this.ranDry.has(delivery.target_origin)) this.lanes.keptUp(delivery.target_origin);
