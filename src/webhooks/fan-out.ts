@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { sql, type Insertable, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely';
 import type { DeviceEvent } from '../catalog/event.js';
 import { chunks, inChunks } from '../db/chunks.js';
 import type { Tables } from '../db/tables.js';
@@ -100,4 +100,20 @@ async function fairPlaces(trx: Kysely<Tables>, hookIds: string[]): Promise<Map<s
       .execute(),
   );
   return new Map(rows.map((r) => [r.id, { backlogged: r.own !== null, head: r.head === null ? null : Number(r.head) }]));
+}
+
+/**
+ * Where a retry takes its place (docs/webhooks.md, "Fairness"): its delay after its origin's
+ * virtual time, never before its own place. After a backlog that fell behind the wall clock it
+ * so waits its delay, not that lag as well; where the origin keeps up, that is at or after its
+ * due time, as before, so the claim's walk in fair order meets due deliveries before waiting
+ * retries. Where the origin lags, a retry with a shorter delay than the lag waits among that
+ * origin's lagging backlog, which the walk passes over anyway while the origin's lane is full.
+ * `row` names the delivery being updated (a table name or alias), `at` when the attempt was
+ * made, `delay` how long until the retry is due (ms).
+ */
+export function retryPlace(row: string, at: RawBuilder<unknown> | number, delay: RawBuilder<unknown> | number): RawBuilder<number> {
+  const own = sql.ref(`${row}.fair_at`);
+  const place = sql`coalesce((SELECT min(o.fair_at) FROM deliveries o WHERE o.status = 'pending' AND o.target_origin = ${sql.ref(`${row}.target_origin`)}), ${at}) + ${delay}`;
+  return sql<number>`CASE WHEN ${own} < ${place} THEN ${place} ELSE ${own} END`;
 }

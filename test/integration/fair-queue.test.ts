@@ -107,6 +107,30 @@ describe.each([
     const first = await claim(4);
     expect(first.map((d) => d.hook_id)).toEqual([busy, quiet, busy, busy]);
   });
+
+  test(`another hook ${which} on the origin: its retry comes back after its delay and at most a few of the backlog`, async () => {
+    const { busy, quiet } = await laggingBacklog(key, device);
+    // A third hook there, whose receiver answers 410 in the same batch (on PostgreSQL such a
+    // batch is written by the engine-neutral path).
+    const gone = await hook('gone', 'a4:83:e7:1f:2b:03');
+    await queue('a4:83:e7:1f:2b:03', 1, 'gone');
+    const first = await claim(4);
+    expect(first.map((d) => d.hook_id).sort()).toEqual([busy, busy, gone, quiet].sort());
+    const now = t.clock.now();
+    const record = (d: Due, outcome: 'delivered' | 'retrying' | 'disabled', statusCode: number) =>
+      ({ delivery: d, attempt: 1, outcome, statusCode, error: null, durationMs: 1, attemptedAt: now, nextAttemptAt: outcome === 'retrying' ? now + 5_000 : null });
+    await t.services.deliveryQueue.record(
+      first.map((d) => (d.hook_id === quiet ? record(d, 'retrying', 500) : d.hook_id === gone ? record(d, 'disabled', 410) : record(d, 'delivered', 204))),
+    );
+    // It comes back 5 s of the origin's virtual time after the head of the backlog, not 5 s
+    // after the wall clock (that is, behind ~290 of the backlog).
+    t.clock.advance(4_999);
+    expect((await claim(8)).map((d) => d.hook_id)).not.toContain(quiet);
+    t.clock.advance(1);
+    const again = await claim(8);
+    expect(again.map((d) => d.hook_id)).toContain(quiet);
+    expect(again.find((d) => d.hook_id === quiet)?.attempts).toBe(1);
+  });
 });
 
 test('a backlog that drained does not push its hook back: its next delivery is first again', async () => {
