@@ -73,7 +73,7 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
 }
 
 /** A hook's origin as the claims see it (`invalid` for a hook stored without one). */
-export const originOf = (origin: string | null): string => origin ?? 'invalid';
+const originOf = (origin: string | null): string => origin ?? 'invalid';
 
 /**
  * Per hook: whether it has deliveries pending, and its origin's virtual time (the smallest
