@@ -255,6 +255,20 @@ export const migrations: Array<(t: Types) => string> = [
   ) ${t.withoutRowid};
   CREATE INDEX menu_groups_parent ON menu_groups(menu_id, parent_id, position);
   `,
+  () => `
+  -- Fairness (docs/webhooks.md): a target origin's virtual time is the smallest fair_at among
+  -- its pending deliveries, across every key's hooks. Each delivery carries its hook's origin
+  -- (a hook's target never changes), so that time is one step on a small index of pending
+  -- deliveries only. Finished deliveries are never read by it and are left without one.
+  -- A hook's own first pending fair_at (is it backlogged?) is one step too: deliveries_hook
+  -- gains fair_at, and still serves what it served by its prefix.
+  ALTER TABLE deliveries ADD COLUMN target_origin TEXT;
+  UPDATE deliveries SET target_origin = (SELECT coalesce(h.target_origin, 'invalid') FROM hooks h WHERE h.id = deliveries.hook_id)
+    WHERE status = 'pending';
+  CREATE INDEX deliveries_origin_head ON deliveries(target_origin, fair_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_hook_head ON deliveries(hook_id, status, fair_at);
+  DROP INDEX deliveries_hook;
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

@@ -102,6 +102,8 @@ export interface Tables {
     created_at: number;
     /** The delivery's place in its origin's queue: a per-hook virtual time (docs/webhooks.md, fairness). */
     fair_at: Generated<number>;
+    /** Its hook's target origin, kept while pending: the origin's virtual time is read by it (fan-out.ts). */
+    target_origin: string | null;
   };
   delivery_attempts: {
     id: Generated<number>;

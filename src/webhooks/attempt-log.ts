@@ -3,6 +3,7 @@ import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
 import { hookWrites } from './hook-store.js';
+import { retryPlace } from './fan-out.js';
 import { formatMicros } from '../time/timestamps.js';
 import type { AttemptRecord } from './delivery-types.js';
 
@@ -53,9 +54,8 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
         status: sql`CASE WHEN status = 'cancelled' THEN status ELSE ${r.outcome === 'retrying' ? 'pending' : 'cancelled'} END`,
         attempts: r.attempt,
         next_attempt_at: r.nextAttemptAt ?? sql`next_attempt_at`,
-        // A retry takes its place by when it is due: the claim's scan in fair_at order
-        // then meets due deliveries first, however many retries wait for later.
-        fair_at: r.nextAttemptAt === null ? sql`fair_at` : sql`CASE WHEN fair_at < ${r.nextAttemptAt} THEN ${r.nextAttemptAt} ELSE fair_at END`,
+        // A retry takes its place its delay after the origin's virtual time (fan-out.ts).
+        fair_at: r.nextAttemptAt === null ? sql`fair_at` : retryPlace('deliveries', r.attemptedAt, r.nextAttemptAt - r.attemptedAt),
         leased_until: 0,
       })
       .where('id', '=', r.delivery.id)

@@ -1,17 +1,21 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Insertable, Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely';
 import type { DeviceEvent } from '../catalog/event.js';
-import { chunks } from '../db/chunks.js';
+import { chunks, inChunks } from '../db/chunks.js';
 import type { Tables } from '../db/tables.js';
 import { hookWrites } from './hook-store.js';
 
 /**
  * How far apart, in virtual time, one hook's queued deliveries are placed (docs/webhooks.md,
- * "Fairness"). Within a target origin, due deliveries are claimed in `fair_at` order: a hook
- * with nothing queued places its next delivery at now, a hook with a backlog places it after
- * its last one. So a hook that queues 10,000 deliveries at once spreads them over 10,000 s of
- * virtual time, and another hook's delivery queued meanwhile comes after at most a few of them,
- * however long the backlog. It orders only: when a delivery is due stays `next_attempt_at`.
+ * "Fairness"). Within a target origin, due deliveries are claimed in `fair_at` order, start-time
+ * fair queueing: the origin's virtual time is the smallest `fair_at` among its pending
+ * deliveries (now when it has none); a hook with nothing queued places its next delivery at
+ * that time, a hook with a backlog after its own last one (and never before that time). So a
+ * hook that queues 10,000 deliveries at once spreads them over 10,000 s of virtual time, and
+ * another hook's delivery queued meanwhile comes after at most one of them, however long the
+ * backlog and however far its virtual time fell behind the wall clock (a receiver answering
+ * slower than one delivery a second). It orders only: when a delivery is due stays
+ * `next_attempt_at`.
  */
 export const fairSpacingMs = 1_000;
 
@@ -27,7 +31,7 @@ export function webhookId(hookId: string, eventId: string): string {
 export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], seqOf: Map<string, number>, now: number): Promise<void> {
   const hooks = await trx
     .selectFrom('hooks')
-    .select(['id', 'events', 'device_ids', 'fair_cursor'])
+    .select(['id', 'events', 'device_ids', 'fair_cursor', 'target_origin'])
     .where('key_hash', '=', keyHash)
     .where('status', '=', 'active')
     .execute();
@@ -39,21 +43,14 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
     })
     .filter((m) => m.events.length > 0);
   if (matching.length === 0) return;
-  const backlogged = new Set(
-    (
-      await trx
-        .selectFrom('deliveries')
-        .select('hook_id')
-        .distinct()
-        .where('hook_id', 'in', matching.map((m) => m.hook.id))
-        .where('status', '=', 'pending')
-        .execute()
-    ).map((row) => row.hook_id),
-  );
+  const places = await fairPlaces(trx, matching.map((m) => m.hook.id));
   const deliveries: Array<Insertable<Tables['deliveries']>> = [];
   for (const { hook, events: due } of matching) {
-    // A hook with nothing queued starts at now; one with a backlog continues after it.
-    const start = backlogged.has(hook.id) ? Math.max(now, Number(hook.fair_cursor) + fairSpacingMs) : now;
+    const place = places.get(hook.id);
+    // The origin's virtual time; a hook with a backlog continues after it, never before that time.
+    const virtual = place?.head ?? now;
+    const start = place?.backlogged ? Math.max(virtual, Number(hook.fair_cursor) + fairSpacingMs) : virtual;
+    const origin = originOf(hook.target_origin);
     due.forEach((event, i) =>
       deliveries.push({
         hook_id: hook.id,
@@ -63,6 +60,7 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
         next_attempt_at: now,
         created_at: now,
         fair_at: start + i * fairSpacingMs,
+        target_origin: origin,
       }),
     );
     await hookWrites.setFairCursor(trx, hook.id, start + (due.length - 1) * fairSpacingMs);
@@ -72,4 +70,50 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
     await setImmediate();
     await trx.insertInto('deliveries').values(part).onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing()).execute();
   }
+}
+
+/** A hook's origin as the claims see it (`invalid` for a hook stored without one). */
+const originOf = (origin: string | null): string => origin ?? 'invalid';
+
+/**
+ * Per hook: whether it has deliveries pending, and its origin's virtual time (the smallest
+ * `fair_at` pending there, across every key's hooks; null when nothing is). One statement of
+ * two index steps per hook, whatever the backlogs: the smallest pending `fair_at` of the hook
+ * (`deliveries_hook_head`) and of its origin (`deliveries_origin_head`, pending deliveries
+ * only). Both are `min()` on an index both engines take for it however skewed their
+ * statistics (an `EXISTS` was planned as a sequential scan by PostgreSQL when one hook held
+ * most rows). It reads without locking: two replicas fanning out to one origin at once may
+ * both take the same virtual time, which costs a little fairness (their deliveries interleave
+ * as if queued together), never a delivery, since `fair_at` only orders.
+ */
+async function fairPlaces(trx: Kysely<Tables>, hookIds: string[]): Promise<Map<string, { backlogged: boolean; head: number | null }>> {
+  // The literal 'pending' is what lets both engines take the partial index.
+  const rows = await inChunks(hookIds, (ids) =>
+    trx
+      .selectFrom('hooks as h')
+      .select([
+        'h.id',
+        sql<number | string | null>`(SELECT min(d.fair_at) FROM deliveries d WHERE d.hook_id = h.id AND d.status = 'pending')`.as('own'),
+        sql<number | string | null>`(SELECT min(o.fair_at) FROM deliveries o WHERE o.status = 'pending' AND o.target_origin = coalesce(h.target_origin, 'invalid'))`.as('head'),
+      ])
+      .where('h.id', 'in', ids)
+      .execute(),
+  );
+  return new Map(rows.map((r) => [r.id, { backlogged: r.own !== null, head: r.head === null ? null : Number(r.head) }]));
+}
+
+/**
+ * Where a retry takes its place (docs/webhooks.md, "Fairness"): its delay after its origin's
+ * virtual time, never before its own place. After a backlog that fell behind the wall clock it
+ * so waits its delay, not that lag as well; where the origin keeps up, that is at or after its
+ * due time, as before, so the claim's walk in fair order meets due deliveries before waiting
+ * retries. Where the origin lags, a retry with a shorter delay than the lag waits among that
+ * origin's lagging backlog, which the walk passes over anyway while the origin's lane is full.
+ * `row` names the delivery being updated (a table name or alias), `at` when the attempt was
+ * made, `delay` how long until the retry is due (ms).
+ */
+export function retryPlace(row: string, at: RawBuilder<unknown> | number, delay: RawBuilder<unknown> | number): RawBuilder<number> {
+  const own = sql.ref(`${row}.fair_at`);
+  const place = sql`coalesce((SELECT min(o.fair_at) FROM deliveries o WHERE o.status = 'pending' AND o.target_origin = ${sql.ref(`${row}.target_origin`)}), ${at}) + ${delay}`;
+  return sql<number>`CASE WHEN ${own} < ${place} THEN ${place} ELSE ${own} END`;
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import { formatMicros } from '../time/timestamps.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
+import { retryPlace } from './fan-out.js';
 
 /**
  * The deliverer's work on PostgreSQL in one statement per round: the finished attempts
@@ -25,6 +26,7 @@ const recordColumns = (records: AttemptRecord[]) => ({
   attempts: records.map((r) => r.attempt),
   outcomes: records.map((r) => r.outcome),
   nextAt: records.map((r) => r.nextAttemptAt),
+  at: records.map((r) => r.attemptedAt),
   hooks: records.map((r) => r.delivery.hook_id),
   events: records.map((r) => r.delivery.event_id),
   webhookIds: records.map((r) => r.delivery.webhook_id),
@@ -40,16 +42,16 @@ function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
   const c = recordColumns(records);
   return sql`
     rec AS (
-      SELECT * FROM unnest(${c.ids}::bigint[], ${c.attempts}::int[], ${c.outcomes}::text[], ${c.nextAt}::bigint[])
-        AS r(id, attempt, outcome, next_at)
+      SELECT * FROM unnest(${c.ids}::bigint[], ${c.attempts}::int[], ${c.outcomes}::text[], ${c.nextAt}::bigint[], ${c.at}::bigint[])
+        AS r(id, attempt, outcome, next_at, at)
     ),
     done AS (
       UPDATE deliveries d SET
         status = CASE WHEN d.status = 'cancelled' THEN d.status WHEN r.outcome = 'retrying' THEN 'pending' ELSE r.outcome END,
         attempts = r.attempt,
         next_attempt_at = coalesce(r.next_at, d.next_attempt_at),
-        -- A retry takes its place by when it is due (see attempt-log.ts).
-        fair_at = CASE WHEN r.next_at IS NOT NULL AND d.fair_at < r.next_at THEN r.next_at ELSE d.fair_at END,
+        -- A retry takes its place its delay after the origin's virtual time (fan-out.ts).
+        fair_at = CASE WHEN r.next_at IS NULL THEN d.fair_at ELSE ${retryPlace('d', sql`r.at`, sql`r.next_at - r.at`)} END,
         leased_until = 0
       FROM rec r
       WHERE d.id = r.id AND d.id = ANY(${c.ids}::bigint[]) AND d.attempts = r.attempt - 1

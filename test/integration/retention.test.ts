@@ -1,6 +1,8 @@
 import { afterEach, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { Receiver } from '../helpers/receiver.js';
+import { formatMicros } from '../../src/time/timestamps.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
@@ -12,8 +14,11 @@ import { catalog, keys } from '../fixtures/catalog.js';
 const day = 86_400_000;
 const timeoutMs = 300_000;
 let t: TestApp;
+let receiver: Receiver | undefined;
 
 afterEach(async () => {
+  await receiver?.stop();
+  receiver = undefined;
   await t.close();
 });
 
@@ -98,4 +103,41 @@ test('a disabled hook is deleted 7 days after it was disabled, with its queue; a
   t.clock.advance(6 * day);
   await t.services.poller.pollOnce();
   expect((await t.db.kysely.selectFrom('hooks').select('id').execute()).map((h) => h.id)).toEqual([active]);
+});
+
+test('a receiver answering 410, end to end: the hook shows disabled and gets nothing more; a retention and an interval later it is gone', async () => {
+  await app();
+  receiver = await new Receiver().start();
+  receiver.respondWith(...Array.from({ length: 5 }, () => ({ status: 410 })));
+  const hookId = (await request(t.app).post('/v1/hooks').set(auth).send({ target_url: receiver.url }).expect(201)).body.id as string;
+  // Also watched through the polling trigger, so events are still logged once the hook is disabled.
+  await request(t.app).get('/v1/triggers/device-status').set(auth).expect(200);
+  await t.services.poller.pollOnce();
+  t.clock.advance(timeoutMs);
+  expect((await t.services.poller.pollOnce()).events).toBe(1);
+
+  expect(await t.services.deliverer.runOnce()).toBe(1);
+  expect(receiver.received).toHaveLength(1);
+  const disabledAt = t.clock.now();
+  const shown = (await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(200)).body as Record<string, unknown>;
+  expect(shown).toMatchObject({ id: hookId, status: 'disabled', status_reason: 'The receiver answered 410 Gone' });
+
+  // Device 01 comes back: the event is logged, nothing is sent.
+  await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), 'a4:83:e7:1f:2b:01');
+  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect(await t.services.deliverer.runOnce()).toBe(0);
+  t.clock.advance(60_000);
+  expect(await t.services.deliverer.runOnce()).toBe(0);
+  expect(receiver.received).toHaveLength(1);
+
+  // Still shown just before the retention ends...
+  t.clock.advance(disabledAt + 7 * day - 1 - t.clock.now());
+  await t.services.poller.pollOnce();
+  expect((await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(200)).body.status).toBe('disabled');
+  // ...and gone with the sweep an interval after it (the sweep runs once per POLL_INTERVAL_MS).
+  t.clock.advance(1 + t.config.POLL_INTERVAL_MS);
+  await t.services.poller.pollOnce();
+  await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(404);
+  expect((await request(t.app).get('/v1/hooks').set(auth).expect(200)).body).toEqual([]);
+  expect(receiver.received).toHaveLength(1);
 });
