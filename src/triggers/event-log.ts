@@ -20,6 +20,8 @@ export interface SnapshotChanges {
   changed: readonly SnapshotRow[];
   /** Devices the poll no longer saw. */
   vanished: readonly string[];
+  /** Snapshot rows the poll wrote in all, `changed` and a baseline's earlier slices (for the planner's statistics). */
+  written: number;
 }
 
 export interface RecentFilter {
@@ -62,7 +64,12 @@ export class EventLog {
     for (const event of fresh) this.logger?.info({ type: event.type, deviceId: event.device.id, eventId: event.id }, 'device status changed');
     // A mass outage: fresh planner statistics before the deliverer claims. Without them
     // PostgreSQL's claim sorts every pending delivery instead of walking its index (docs/webhooks.md).
-    await this.db.refreshStatistics(['deliveries', 'events'], fresh.length).catch((err: unknown) => this.logger?.warn({ err: (err as Error).message }, 'could not refresh the statistics of the delivery tables'));
+    // A big key's baseline likewise: without statistics its next polls' look-ups by id scan the
+    // key's whole snapshot instead of probing the index (36 ms a page of 1,000 instead of 7).
+    const refresh = async (tables: Array<keyof Tables>, rows: number) =>
+      this.db.refreshStatistics(tables, rows).catch((err: unknown) => this.logger?.warn({ err: (err as Error).message, tables }, 'could not refresh the planner statistics'));
+    await refresh(['deliveries', 'events'], fresh.length);
+    await refresh(['device_snapshots'], changes.written + changes.vanished.length);
     return fresh;
   }
 

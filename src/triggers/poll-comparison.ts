@@ -21,6 +21,8 @@ export class PollComparison<D extends DeviceState> {
   private matched = 0;
   /** Rows in `changed` of devices that had no snapshot row. */
   private pendingNew = 0;
+  /** Snapshot rows this poll has written or handed over to be written. */
+  private handedOver = 0;
 
   constructor(
     private readonly snapshots: SnapshotStore,
@@ -72,7 +74,13 @@ export class PollComparison<D extends DeviceState> {
     const rows = this.changed;
     this.changed = [];
     this.pendingNew = 0;
+    this.handedOver += rows.length;
     return rows;
+  }
+
+  /** How many snapshot rows this poll writes in all (its slices and its record). */
+  get rowsWritten(): number {
+    return this.handedOver + this.changed.length;
   }
 
   /** Snapshot rows of devices this poll did not see (gone, or no longer readable by the key). */

@@ -245,7 +245,7 @@ export class DeviceStatusPoller {
       throw err;
     }
     try {
-      const changes = { changed: comparison.takeChanged(), vanished };
+      const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished };
       const fresh = await log.record(watch.key_hash, changes, events, baseline, {
         owner,
         nextPollAt: Math.max(started, askedAt) + this.options.intervalMs,
