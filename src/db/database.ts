@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { routedSqliteDialect } from './sqlite-driver.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import type { Engine } from './engine.js';
 
 export type { Engine };
@@ -93,7 +94,9 @@ function openSqlite(path: string, timeoutMs: number): Db {
   // loop, and every other request, for as long as another process holds the write lock. It is
   // kept short; statements wait for the lock asynchronously instead (sqlite-driver.ts), up to `timeoutMs`.
   raw.pragma(`busy_timeout = ${Math.min(sqliteBusySpinMs, Math.floor(timeoutMs))}`);
-  const kysely = new Kysely<Tables>({ dialect: routedSqliteDialect(raw, path === ':memory:' ? null : openReader(path, timeoutMs), timeoutMs) });
+  const file = path !== ':memory:';
+  const checkpointer = file ? startCheckpointer(raw, path) : null;
+  const kysely = new Kysely<Tables>({ dialect: routedSqliteDialect(raw, file ? openReader(path, timeoutMs) : null, timeoutMs) });
   return {
     engine: 'sqlite',
     kysely,
@@ -113,7 +116,10 @@ function openSqlite(path: string, timeoutMs: number): Db {
       }),
     refreshStatistics: async () => undefined,
     ping: () => readAndWrite(kysely),
-    close: () => kysely.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await kysely.destroy();
+    },
   };
 }
 

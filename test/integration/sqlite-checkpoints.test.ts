@@ -1,0 +1,81 @@
+/**
+ * SQLite's write-ahead log is copied into the database by a thread of its own
+ * (src/db/sqlite-checkpointer.ts), never inside a commit of the serving connection: a
+ * transaction that wrote thousands of pages (a mass outage) commits without first copying
+ * them all, which held the event loop 100 ms and more.
+ */
+import { afterEach, describe, expect, test } from '@jest/globals';
+import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import { testEngine } from '../helpers/engine.js';
+
+const onSqlite = testEngine === 'sqlite' ? test : test.skip;
+const dirs: string[] = [];
+const dbs: Db[] = [];
+afterEach(async () => {
+  for (const db of dbs.splice(0)) await db.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function folder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'connector-checkpoints-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** About `mb` megabytes of rows in one transaction. */
+const rows = (mb: number) => Array.from({ length: mb * 256 }, (_, i) => ({ id: 1000 + i, checked_at: 'x'.repeat(3900) }));
+
+const size = (file: string) => statSync(file).size;
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (check()) return true;
+  return check();
+}
+
+describe('SQLite checkpoints', () => {
+  onSqlite('a big commit leaves the copying to the checkpointer: it commits far faster than with SQLite checkpointing in the commit', async () => {
+    // The old way, side by side: a connection that checkpoints in its commits (SQLite's default).
+    const oldPath = join(folder(), 'old.db');
+    const old = new BetterSqlite3(oldPath);
+    old.pragma('journal_mode = WAL');
+    old.pragma('synchronous = NORMAL');
+    old.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY, checked_at TEXT NOT NULL)');
+    const insert = old.prepare('INSERT INTO readiness_probe (id, checked_at) VALUES (?, ?)');
+    old.exec('BEGIN');
+    for (const r of rows(32)) insert.run(r.id, r.checked_at);
+    let t0 = performance.now();
+    old.exec('COMMIT');
+    const oldCommitMs = performance.now() - t0;
+    old.close();
+
+    const path = join(folder(), 'connector.db');
+    const db = await openDatabase({ path });
+    dbs.push(db);
+    let bodyDoneAt = 0;
+    await db.transaction(async (trx) => {
+      for (let i = 0, all = rows(32); i < all.length; i += 500) await trx.insertInto('readiness_probe').values(all.slice(i, i + 500)).execute();
+      bodyDoneAt = performance.now();
+    });
+    const commitMs = performance.now() - bodyDoneAt;
+    expect(commitMs).toBeLessThan(oldCommitMs / 2);
+  });
+
+  onSqlite('the checkpointer copies the log into the database as it grows, and the data reads back', async () => {
+    const path = join(folder(), 'connector.db');
+    const db = await openDatabase({ path });
+    dbs.push(db);
+    const before = size(path);
+    await db.transaction(async (trx) => {
+      for (let i = 0, all = rows(16); i < all.length; i += 500) await trx.insertInto('readiness_probe').values(all.slice(i, i + 500)).execute();
+    });
+    // Within a few looks of the checkpointer, the database file holds the 16 MB.
+    expect(await until(() => size(path) > before + 15 * 1024 * 1024, 5000)).toBe(true);
+    const counted = await sql<{ n: number }>`SELECT count(*) AS n FROM readiness_probe`.execute(db.kysely);
+    expect(Number(counted.rows[0]!.n)).toBe(16 * 256);
+  });
+});
