@@ -11,6 +11,9 @@ import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { DeviceEvent, EventType } from './transitions.js';
 import { snapshotWrites, type SnapshotRow } from './snapshots.js';
 
+/** Status-change log lines written before other work gets a turn. */
+const logLinesPerSlice = 200;
+
 /** How long events (and, through them, finished deliveries and disabled hooks) are kept. */
 export const retentionMs = 7 * 86_400_000;
 
@@ -61,7 +64,11 @@ export class EventLog {
       return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
     });
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
-    for (const event of fresh) this.logger?.info({ type: event.type, deviceId: event.device.id, eventId: event.id }, 'device status changed');
+    // A mass outage is thousands of lines: written in slices, other work runs in between.
+    for (const [i, part] of chunks(fresh, logLinesPerSlice).entries()) {
+      if (i > 0) await setImmediate();
+      for (const event of part) this.logger?.info({ type: event.type, deviceId: event.device.id, eventId: event.id }, 'device status changed');
+    }
     // A mass outage: fresh planner statistics before the deliverer claims. Without them
     // PostgreSQL's claim sorts every pending delivery instead of walking its index (docs/webhooks.md).
     // A big key's baseline likewise: without statistics its next polls' look-ups by id scan the
