@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
@@ -34,16 +34,15 @@ beforeAll(async () => {
   await ensureBuild();
 }, 180_000);
 
-afterEach(async () => {
+// The tests run at once (each waits out a grace period or a budget of its own), so what they
+// started is stopped after all of them.
+afterAll(async () => {
   for (const server of servers.splice(0)) server.kill();
   for (const receiver of receivers.splice(0)) {
     receiver.closeAllConnections();
     receiver.close();
   }
   for (const upstream of upstreams.splice(0)) await upstream.stop();
-});
-
-afterAll(() => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -120,7 +119,7 @@ function readDb<T>(dbPath: string, read: (db: BetterSqlite3.Database) => T): T {
   }
 }
 
-test('SIGTERM during a 100-page upstream poll: the poll stops at once and records nothing, exit 0; after a restart the key is polled as usual', async () => {
+test.concurrent('SIGTERM during a 100-page upstream poll: the poll stops at once and records nothing, exit 0; after a restart the key is polled as usual', async () => {
   const dbPath = join(mkdtempSync(join(tmp, 'poll-')), 'connector.db');
   const up = await upstream();
   // Leases of 1 s + 2 s × 1 attempt: a key left leased by the stopped poll is free again soon.
@@ -163,7 +162,7 @@ test('SIGTERM during a 100-page upstream poll: the poll stops at once and record
   expect(await second.terminate(8_000)).toMatchObject({ code: 0, signal: null });
 }, 60_000);
 
-test('SIGTERM while a request waits on an upstream that never answers: the request gets the grace period, then the process exits 0 within the budget', async () => {
+test.concurrent('SIGTERM while a request waits on an upstream that never answers: the request gets the grace period, then the process exits 0 within the budget', async () => {
   const dbPath = join(mkdtempSync(join(tmp, 'request-')), 'connector.db');
   const up = await upstream();
   const server = await start(dbPath, up, { UPSTREAM_TIMEOUT_MS: '120000' });
@@ -189,7 +188,7 @@ test('SIGTERM while a request waits on an upstream that never answers: the reque
   expect(warnings).toEqual([['in-flight requests did not finish in time; closing connections', 1]]);
 }, 60_000);
 
-test('SIGTERM while a delivery waits on a receiver that never answers: the process exits at the budget with one warn line, the delivery stays leased', async () => {
+test.concurrent('SIGTERM while a delivery waits on a receiver that never answers: the process exits at the budget with one warn line, the delivery stays leased', async () => {
   const dbPath = join(mkdtempSync(join(tmp, 'delivery-')), 'connector.db');
   const up = await upstream();
   // A webhook receiver that takes every delivery and never answers.
