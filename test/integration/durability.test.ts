@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { projectRoot } from '../../src/paths.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { ensureBuild } from '../helpers/processes.js';
+import { freshRequest, type FreshRequest } from '../helpers/fresh-request.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -109,26 +109,9 @@ function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
   });
 }
 
-/** One request on a fresh connection (no keep-alive pool shared between processes). */
-function call(base: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
-  return new Promise<{ status: number; body: Json }>((resolve, reject) => {
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const req = httpRequest(
-      `${base}${path}`,
-      {
-        method: options.method ?? 'GET',
-        agent: false,
-        headers: { ...options.headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+/** One request to the process at `base` on a fresh connection. */
+function call(base: string, path: string, options: FreshRequest = {}) {
+  return freshRequest(`${base}${path}`, options);
 }
 
 function writeDataset(dir: string): string {

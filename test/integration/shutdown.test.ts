@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { waitFor } from '../helpers/processes.js';
+import { freshRequest } from '../helpers/fresh-request.js';
 import { ensureBuild, PipedServer } from '../helpers/server-process.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -68,21 +69,9 @@ async function start(dbPath: string, up: FakeUpstream, env: Record<string, strin
   return server.started();
 }
 
-/** One request on a fresh connection; rejects with the socket's error if the connection is cut. */
+/** One request with Ana's key on a fresh connection; rejects with the socket's error if the connection is cut. */
 function call(server: PipedServer, path: string, options: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: Json }> {
-  return new Promise((resolve, reject) => {
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const req = httpRequest(
-      { host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', agent: false, headers: { 'X-API-Key': keys.ana, ...(payload ? { 'content-type': 'application/json' } : {}) } },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return freshRequest(`http://127.0.0.1:${server.port}${path}`, { ...options, headers: { 'X-API-Key': keys.ana } });
 }
 
 /** Ana's device list as the upstream answers it, with the first device's status flipped. */

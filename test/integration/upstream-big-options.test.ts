@@ -9,6 +9,7 @@ import { catalog, keys } from '../fixtures/catalog.js';
 import { hashKey } from '../../src/auth/keys.js';
 import type { OptionSource } from '../../src/manifest/schema.js';
 import type { Principal } from '../../src/sources/types.js';
+import { turnsDuring } from '../helpers/event-loop.js';
 
 /**
  * Upstream mode, one key with 100,000 devices (docs/options.md, "Memory and the event loop"):
@@ -104,15 +105,8 @@ describe('the device dropdown of a key with 100,000 upstream devices', () => {
    * during the render, which a render in one piece does not let happen at all.
    */
   test('the render yields to the event loop between slices: one turn about every 2,000 entries', async () => {
-    let turns = 0;
-    let counting = true;
-    const turn = () => {
-      turns += 1;
-      if (counting) setImmediate(turn);
-    };
-    setImmediate(turn);
-    const { rendered } = await t.services.options.render(source, principal, {}, { format: 'objects', offset: 0 });
-    counting = false;
+    const { turns, result } = await turnsDuring(() => t.services.options.render(source, principal, {}, { format: 'objects', offset: 0 }));
+    const { rendered } = result;
     expect(rendered.total).toBe(COUNT);
     // 50 slices: 49 yields, each letting one turn of the loop (its timers and I/O) run.
     expect(turns).toBeGreaterThanOrEqual(45);

@@ -21,8 +21,8 @@ let embedded: TestApp;
 const apps: TestApp[] = [];
 const servers: Server[] = [];
 
-/** A connector in upstream mode for both areas, with fast timeouts unless overridden. */
-async function connector(env: Record<string, string> = {}): Promise<TestApp> {
+/** A connector in upstream mode for both areas, with fast timeouts unless overridden; `logLines` keeps its log. */
+async function connector(env: Record<string, string> = {}, logLines?: string[]): Promise<TestApp> {
   const t = await buildTestApp({
     env: {
       DEVICE_API_URL: upstream.baseUrl,
@@ -31,9 +31,16 @@ async function connector(env: Record<string, string> = {}): Promise<TestApp> {
       UPSTREAM_RETRIES: '1',
       ...env,
     },
+    logLines,
   });
   apps.push(t);
   return t;
+}
+
+/** A connector whose log lines (warn and up) are kept. */
+async function loggedConnector(): Promise<{ t: TestApp; lines: string[] }> {
+  const lines: string[] = [];
+  return { t: await connector({ LOG_LEVEL: 'warn' }, lines), lines };
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound on port 0, then closed). */
@@ -252,16 +259,6 @@ describe('same contract as embedded mode', () => {
     expect(upstream.callsTo('/v1/groups')[0]?.apiKey).toBe(keys.ana);
   });
 
-  /** A connector whose log lines (warn and up) are kept. */
-  async function logged(): Promise<{ t: TestApp; lines: string[] }> {
-    const lines: string[] = [];
-    const t = await buildTestApp({
-      env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '1', LOG_LEVEL: 'warn' },
-      logLines: lines,
-    });
-    apps.push(t);
-    return { t, lines };
-  }
 
   /** The one line that says why the body was refused: its JSON path and limit, and no stack anywhere. */
   function expectRefusedAt(lines: string[], issue: string): void {
@@ -271,7 +268,7 @@ describe('same contract as embedded mode', () => {
   }
 
   test('groups nested past 32 levels upstream are a 502 naming the limit in the log, never a stack overflow', async () => {
-    const { t, lines } = await logged();
+    const { t, lines } = await loggedConnector();
     // A string body: JSON.stringify itself would overflow on such a tree.
     const deep = `${'{"id":"g","name":"Level","groups":['.repeat(20_000)}${']}'.repeat(20_000)}`;
     // Every attempt gets it: where JSON.parse itself runs out of stack on such a body, the
@@ -288,7 +285,7 @@ describe('same contract as embedded mode', () => {
   });
 
   test('items nested past 8 levels upstream are a 502 naming the path and the limit in the log', async () => {
-    const { t, lines } = await logged();
+    const { t, lines } = await loggedConnector();
     let items: Json[] = [];
     for (let level = 0; level < 9; level += 1) items = [{ id: `i${level}`, name: 'Level', inStock: true, items }];
     upstream.failNext({ status: 200, pathPrefix: '/v1/groups', body: { groups: [{ id: 'g', name: 'Group', groups: [], items }] } });
@@ -555,20 +552,11 @@ describe('bodies are validated', () => {
 });
 
 describe('an invalid record is left out of its answer, logged and counted; the rest is served', () => {
-  async function watched(): Promise<{ t: TestApp; lines: string[] }> {
-    const lines: string[] = [];
-    const t = await buildTestApp({
-      env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '1', LOG_LEVEL: 'warn' },
-      logLines: lines,
-    });
-    apps.push(t);
-    return { t, lines };
-  }
   const warnings = (lines: string[]) =>
     lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'upstream record does not match the interface; left out of the answer');
 
   test('a device with an impossible timestamp: the list, the dropdown and the count of the others are served', async () => {
-    const { t, lines } = await watched();
+    const { t, lines } = await loggedConnector();
     const good = upstreamDevice({ id: 'A4:83:E7:1F:2B:02', name: 'Good screen' });
     const bad = upstreamDevice({ id: 'A4:83:E7:1F:2B:01', last_heartbeat_at: '2026-02-30T10:00:00Z' });
     upstream.failNext({ status: 200, pathPrefix: '/devices', body: { total: 2, data: [bad, good] } });
@@ -590,7 +578,7 @@ describe('an invalid record is left out of its answer, logged and counted; the r
     ['29 February of a common year', 'updated_at', '2025-02-29T00:00:00.000000Z'],
     ['hour 24', 'created_at', '2026-01-10T24:00:00.000000Z'],
   ])('a device with an impossible canonical timestamp (%s) is left out; alone it is a 502', async (_name, field, value) => {
-    const { t, lines } = await watched();
+    const { t, lines } = await loggedConnector();
     const good = upstreamDevice({ id: 'A4:83:E7:1F:2B:02', name: 'Good screen' });
     const bad = upstreamDevice({ id: 'A4:83:E7:1F:2B:01', [field]: value });
     upstream.failNext({ status: 200, pathPrefix: '/devices', body: { total: 2, data: [bad, good] } });
@@ -604,7 +592,7 @@ describe('an invalid record is left out of its answer, logged and counted; the r
   });
 
   test('a group with a missing field is left out with its subtree; its siblings are served', async () => {
-    const { t, lines } = await watched();
+    const { t, lines } = await loggedConnector();
     const groups = [
       { id: 'g-ok', name: 'Kept', description: null, tags: [], groups: [{ id: 'g-child-bad', tags: [], groups: [], items: [] }], items: [] },
       { id: 'g-bad', name: 'Broken', groups: [], items: [{ id: 'i', name: 'No stock flag' }] },
@@ -620,7 +608,7 @@ describe('an invalid record is left out of its answer, logged and counted; the r
   });
 
   test('a menu record of the wrong type is left out of the menu list', async () => {
-    const { t, lines } = await watched();
+    const { t, lines } = await loggedConnector();
     upstream.failNext({ status: 200, pathPrefix: '/v1/menus', body: { menus: [{ id: 7, name: 'x' }, { id: menuIds.allDay, name: 'All day', metadata: { groups: { total: 1 } } }] } });
     const res = await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     expect(res.body).toEqual([['All day', menuIds.allDay]]);
