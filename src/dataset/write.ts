@@ -5,8 +5,8 @@ import { chunks, inChunks } from '../db/chunks.js';
 import { hashKey } from '../auth/keys.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
 import type { Group, Item } from '../sources/types.js';
-import { fold, labelValueKey } from '../options/label-order.js';
-import { menuGroupRows } from '../options/group-rows.js';
+import { fold, labelValueKey } from '../text/label-order.js';
+import { menuGroupRows } from '../db/group-rows.js';
 import type { Dataset, GroupInput, ItemInput } from './schema.js';
 
 /** Writing a validated dataset: upserts by id, and with `--prune` deletes of what it lacks. */

@@ -1,17 +1,17 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
-import { fold, labelValueKey } from '../options/label-order.js';
-import { menuGroupRows, type GroupNode } from '../options/group-rows.js';
+import { fold, labelValueKey } from '../text/label-order.js';
+import { menuGroupRows, type GroupNode } from './group-rows.js';
 import { chunks } from './chunks.js';
 import type { Tables } from './tables.js';
 
 /**
  * Backfills of the dropdowns' label columns, computed here, not in SQL: keys follow the
- * dropdown's collator (src/options/label-order.ts), paths its separator.
+ * dropdown's collator (src/text/label-order.ts), paths its separator.
  *
  * Fills `device_access.sort_key` and `folded` (migration 8, docs/options.md "Big accounts")
  * for the rows written before they existed. Computed here, not in SQL: the key follows the
- * dropdown's collator (src/options/label-order.ts).
+ * dropdown's collator (src/text/label-order.ts).
  */
 
 interface Labelled {

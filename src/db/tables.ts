@@ -15,7 +15,7 @@ export interface Tables {
   /**
    * `registered_at` is the device's, copied so that a user's devices page in order from one index;
    * `sort_key` and `folded` are its dropdown label's sort key (null when not covered) and
-   * search form (src/options/label-order.ts), so big dropdowns page in the database.
+   * search form (src/text/label-order.ts), so big dropdowns page in the database.
    */
   device_access: {
     device_id: string;

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
 import type { GroupLabelField, GroupOptionRow, GroupOptionStore } from '../sources/embedded-group-options.js';
-import { fold } from './label-order.js';
+import { fold } from '../text/label-order.js';
 import type { OptionEntry, RenderedOptions } from './option-list.js';
 import { pageEnd, renderPage, type OptionQuery } from './render.js';
 

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
 import type { DeviceOptionKey, DeviceOptionRow, DeviceOptionStore } from '../sources/embedded-device-options.js';
-import { fold } from './label-order.js';
+import { fold } from '../text/label-order.js';
 import type { OptionEntry, RenderedOptions } from './option-list.js';
 import { pageEnd, renderPage, type OptionQuery } from './render.js';
 
@@ -15,7 +15,7 @@ import { pageEnd, renderPage, type OptionQuery } from './render.js';
  *
  * Served this way: a `devices` source whose label is the device name (`{name}` or
  * `{name|…}`), whose value is `id`, without filters, in either order. Everything else, and a
- * user with a device whose name has no sort key (src/options/label-order.ts), is built in memory.
+ * user with a device whose name has no sort key (src/text/label-order.ts), is built in memory.
  */
 const nameLabel = /^\{name(\|[^{}]*)?\}$/;
 

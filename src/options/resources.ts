@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
-import { pathSeparator } from './group-rows.js';
+import { pathSeparator } from '../db/group-rows.js';
 
 export { pathSeparator };
 

@@ -10,7 +10,7 @@ import { testEngine } from '../helpers/engine.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrations, renderMigration } from '../../src/db/migrations.js';
-import { menuGroupRows } from '../../src/options/group-rows.js';
+import { menuGroupRows } from '../../src/db/group-rows.js';
 import { resources } from '../../src/options/resources.js';
 import { groupsServedFromDatabase } from '../../src/options/database-group-options.js';
 import { encodeCursor, renderOptions, type OptionQuery } from '../../src/options/render.js';

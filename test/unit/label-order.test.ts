@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { labelCollator, labelValueKey, sortKey } from '../../src/options/label-order.js';
+import { labelCollator, labelValueKey, sortKey } from '../../src/text/label-order.js';
 
-/** src/options/label-order.ts: byte-wise order of sort keys is the collator's order (docs/options.md). */
+/** src/text/label-order.ts: byte-wise order of sort keys is the collator's order (docs/options.md). */
 
 const alphabet = [
   ...' _-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBzZeEéÉèçÇñÑüÜøæœßłđ’“…\u00a0',

@@ -1,5 +1,5 @@
-import type { Tables } from '../db/tables.js';
-import { fold } from './label-order.js';
+import type { Tables } from './tables.js';
+import { fold } from '../text/label-order.js';
 
 /** Between the names of a group's path in its label (Drinks › Hot drinks). */
 export const pathSeparator = ' › ';
