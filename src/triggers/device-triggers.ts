@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
 import type { Device, DeviceSource, Principal } from '../sources/types.js';
@@ -13,13 +14,13 @@ export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, 
   // A watch paused because its key was refused is re-checked with the source right away (enrol
   // resumes it first, so hooks get what the re-check finds): a key the upstream still rejects
   // is paused again and gets that 401 relayed, not the local event log (docs/api.md "the upstream
-  // decides", paused hooks in docs/webhooks.md).
-  const wasPaused = ((await watches.get(principal.keyHash))?.paused_reason ?? null) !== null;
-  const { watch, created } = await watches.enrol(principal, viaTrigger);
-  if (watch.baseline_at !== null && !wasPaused) return;
+  // decides", paused hooks in docs/webhooks.md). The request leases the key for its poll, so no
+  // background poll of it runs beside this one.
+  const { watch, created, pollNow } = await watches.enrol(principal, viaTrigger, poller.requestLease);
+  if (!pollNow) return;
   try {
     // The baseline / re-check is made for this request, so it carries its X-Request-Id (docs/api.md).
-    await poller.pollKey(watch, principal.requestId);
+    await poller.pollForRequest(watch, principal.requestId ?? randomUUID());
   } catch (err) {
     if (created && err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
       await watches.remove(principal.keyHash);

@@ -1,7 +1,7 @@
 import type { DeviceState } from '../catalog/device.js';
-import type { DeviceBatch } from '../sources/types.js';
+import type { DeviceBatch, DeviceSource, Principal } from '../sources/types.js';
 import type { SnapshotRow, SnapshotStore } from './snapshots.js';
-import { detectTransitions, type TransitionOf } from './transitions.js';
+import { detectTransitions, type DeviceEvent, type TransitionOf } from './transitions.js';
 
 /** A baseline writes its snapshot in slices of this many rows, each in a transaction of its own. */
 export const baselineSliceRows = 1000;
@@ -88,4 +88,20 @@ export class PollComparison<D extends DeviceState> {
     if ((await this.snapshots.size(this.keyHash)) <= this.matched) return [];
     return this.snapshots.idsExcept(this.keyHash, this.seen);
   }
+}
+
+/**
+ * Events decided from device states get their devices' whole records (read after the states,
+ * for those that changed only); the heartbeat and status stay the ones the event was decided
+ * from, so its id and payload agree. A device deleted (or no longer readable) between the two
+ * reads gets no event: it leaves the key's snapshot at the next poll.
+ */
+export async function completeDevices(byIds: NonNullable<DeviceSource['byIds']>, principal: Principal, events: Array<TransitionOf<DeviceState>>): Promise<DeviceEvent[]> {
+  if (events.length === 0) return [];
+  const records = new Map((await byIds(principal, events.map((e) => e.device.id))).map((d) => [d.id.toLowerCase(), d]));
+  return events.flatMap((event) => {
+    const record = records.get(event.device.id);
+    if (!record) return [];
+    return [{ ...event, device: { ...record, id: event.device.id, last_heartbeat_at: event.device.last_heartbeat_at, is_online: event.device.is_online } }];
+  });
 }

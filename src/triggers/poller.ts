@@ -10,11 +10,12 @@ import type { Clock } from '../time/timestamps.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError, type EventLog } from './event-log.js';
+import { pollPrincipal } from './poll-principal.js';
 import type { DeviceEvent, TransitionOf } from './transitions.js';
-import { baselineSliceRows, PollComparison } from './poll-comparison.js';
+import { baselineSliceRows, completeDevices, PollComparison } from './poll-comparison.js';
 import type { SnapshotStore } from './snapshots.js';
 import type { DeviceState } from '../catalog/device.js';
-import type { Watch, WatchStore } from './watches.js';
+import type { RequestLease, Watch, WatchStore } from './watches.js';
 
 export interface PollerOptions {
   db: Db;
@@ -179,28 +180,52 @@ export class DeviceStatusPoller {
 
   /** Polls a key this replica leased; returns the number of new events, or null when it failed. */
   private async pollClaimed(watch: Watch): Promise<number | null> {
+    return (await this.pollLeased(watch).catch(() => null))?.length ?? null;
+  }
+
+  /** The lease a request takes at enrolment (`WatchStore.enrol`) for its own poll of the key. */
+  get requestLease(): RequestLease {
+    return { owner: this.owner, leaseMs: this.options.leaseMs };
+  }
+
+  /**
+   * A request's own poll of a key it leased at enrolment (a baseline, or the re-check of a
+   * paused key), with its X-Request-Id. No background poll runs beside it; a shutdown does not
+   * stop it (the request has its grace period).
+   */
+  pollForRequest(watch: Watch, requestId: string): Promise<DeviceEvent[]> {
+    return this.pollLeased(watch, requestId);
+  }
+
+  /**
+   * Polls a key under this replica's lease, renewed while the poll runs. A failed poll lets the
+   * lease go (the key is due again an interval on); a stopped one writes nothing: the key's
+   * lease runs out and it is polled as if never started.
+   */
+  private async pollLeased(watch: Watch, requestId?: string): Promise<DeviceEvent[]> {
     const started = this.options.clock.now();
     this.leased.add(watch.key_hash);
     try {
-      return (await this.pollKey(watch, undefined, this.owner, started)).length;
+      return await this.pollKey(watch, { requestId, started });
     } catch (err) {
-      // A stopped poll writes nothing: the key's lease runs out and it is polled as if never started.
-      if (!(err instanceof LeaseLostError) && !this.stopping.signal.aborted) {
+      const stopped = requestId === undefined && this.stopping.signal.aborted;
+      if (!(err instanceof LeaseLostError) && !stopped) {
         await this.options.watches.release(watch.key_hash, this.owner, started + this.options.intervalMs).catch(() => undefined);
       }
-      return null;
+      throw err;
     } finally {
       this.leased.delete(watch.key_hash);
     }
   }
 
   /**
-   * Polls one key and records what changed. Throws the source's error after pausing the
-   * watch when the key itself was refused. `requestId`: the incoming request this poll is made
-   * for (enrolment), forwarded as X-Request-Id; background polls mint their own. `owner`: the
-   * lease this poll runs under (none for a request's own baseline poll).
+   * Polls one key under a lease (`owner`, this replica's by default) and records what changed.
+   * Throws the source's error after pausing the watch when the key itself was refused, and
+   * LeaseLostError, writing nothing, when the lease is no longer `owner`'s. `requestId`: the
+   * incoming request this poll is made for (enrolment), forwarded as X-Request-Id; background
+   * polls mint their own, and only they are stopped by `stop`.
    */
-  async pollKey(watch: Watch, requestId?: string, owner: string | null = null, started = this.options.clock.now()): Promise<DeviceEvent[]> {
+  async pollKey(watch: Watch, { requestId, owner = this.owner, started = this.options.clock.now() }: { requestId?: string; owner?: string; started?: number } = {}): Promise<DeviceEvent[]> {
     const { clock, log, logger } = this.options;
     const key = `${watch.key_hash.slice(0, 8)}…`;
     const baseline = watch.baseline_at === null;
@@ -211,9 +236,9 @@ export class DeviceStatusPoller {
     let events: DeviceEvent[] = [];
     let vanished: string[];
     let askedAt = started;
-    const stop = owner === null ? undefined : this.stopping.signal; // a request's own poll is not stopped
+    const stop = requestId === undefined ? this.stopping.signal : undefined; // a request's own poll is not stopped
     try {
-      const principal = { ...(await this.principal(watch, requestId)), signal: stop };
+      const principal = { ...(await pollPrincipal(this.options, watch, requestId)), signal: stop };
       const source = this.options.devices;
       // Where the source can, a poll compares ids and heartbeats only and reads the whole
       // records of the devices that changed afterwards (completeDevices).
@@ -260,39 +285,4 @@ export class DeviceStatusPoller {
     }
   }
 
-  private async principal(watch: Watch, requestId?: string): Promise<Principal> {
-    if (this.options.devices.mode === 'embedded') {
-      const key = await keyByHash(this.options.db, watch.key_hash);
-      if (!key) throw new AppError('invalid_key', 'The key no longer exists');
-      if (!key.scopes.includes('device:read')) throw new AppError('invalid_scopes', 'Invalid scopes');
-      return { keyHash: watch.key_hash, key: '', scopes: null, keyId: null, keyName: null, userId: key.user_id, accountId: null, accountName: null };
-    }
-    return {
-      keyHash: watch.key_hash,
-      key: this.options.watches.key(watch),
-      scopes: null,
-      keyId: null,
-      keyName: null,
-      userId: null,
-      accountId: null,
-      accountName: null,
-      requestId: requestId ?? `poll-${randomUUID()}`,
-    };
-  }
-}
-
-/**
- * Events decided from device states get their devices' whole records (read after the states,
- * for those that changed only); the heartbeat and status stay the ones the event was decided
- * from, so its id and payload agree. A device deleted (or no longer readable) between the two
- * reads gets no event: it leaves the key's snapshot at the next poll.
- */
-async function completeDevices(byIds: NonNullable<DeviceSource['byIds']>, principal: Principal, events: Array<TransitionOf<DeviceState>>): Promise<DeviceEvent[]> {
-  if (events.length === 0) return [];
-  const records = new Map((await byIds(principal, events.map((e) => e.device.id))).map((d) => [d.id.toLowerCase(), d]));
-  return events.flatMap((event) => {
-    const record = records.get(event.device.id);
-    if (!record) return [];
-    return [{ ...event, device: { ...record, id: event.device.id, last_heartbeat_at: event.device.last_heartbeat_at, is_online: event.device.is_online } }];
-  });
 }

@@ -15,6 +15,12 @@ export interface Watch {
   paused_reason: string | null;
 }
 
+/** The lease a request takes at enrolment for its own poll of the key (the poller's replica id and lease length). */
+export interface RequestLease {
+  owner: string;
+  leaseMs: number;
+}
+
 /** Where the poll that produced a record leaves the key's schedule. */
 export interface PollLease {
   /** The replica's lease id; null when the poll was not leased (a request enrolling the key). */
@@ -69,11 +75,19 @@ export class WatchStore {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates or refreshes the watch of a key, resuming it if it was paused. */
-  async enrol(principal: Principal, viaTrigger: boolean): Promise<{ watch: Watch; created: boolean }> {
+  /**
+   * Creates or refreshes the watch of a key, resuming it if it was paused. A watch that needs a
+   * poll now (no baseline yet, or paused until this call) is leased to `lease.owner` in the same
+   * transaction when no poll holds it, so the request's own poll runs alone: `pollNow` says so.
+   * When a background poll holds it (a baseline under way), that poll records what the request
+   * would have.
+   */
+  async enrol(principal: Principal, viaTrigger: boolean, lease: RequestLease): Promise<{ watch: Watch; created: boolean; pollNow: boolean }> {
     const now = this.clock.now();
     const cipher = principal.scopes === null ? this.box.seal(principal.key) : null;
     return this.db.transaction(async (trx) => {
+      const before = await trx.selectFrom('watches').select('paused_reason').where('key_hash', '=', principal.keyHash).executeTakeFirst();
+      // Another replica may enrol the same key at this instant: the insert yields to it.
       const inserted = await trx
         .insertInto('watches')
         .values({ key_hash: principal.keyHash, user_id: principal.userId, key_cipher: cipher, last_trigger_at: viaTrigger ? now : null, created_at: now })
@@ -94,7 +108,17 @@ export class WatchStore {
         await hookWrites.resumeKey(trx, principal.keyHash);
       }
       const watch = await trx.selectFrom('watches').select(columns).where('key_hash', '=', principal.keyHash).executeTakeFirstOrThrow();
-      return { watch, created: !inserted };
+      let pollNow = false;
+      if (watch.baseline_at === null || (before?.paused_reason ?? null) !== null) {
+        const leased = await trx
+          .updateTable('watches')
+          .set({ leased_until: now + lease.leaseMs, lease_owner: lease.owner })
+          .where('key_hash', '=', principal.keyHash)
+          .where('leased_until', '<=', now)
+          .executeTakeFirst();
+        pollNow = Number(leased.numUpdatedRows) > 0;
+      }
+      return { watch, created: inserted !== undefined, pollNow };
     });
   }
 

@@ -174,7 +174,7 @@ describe('poll leases', () => {
     clock.advance(1001);
     const [taken] = await b.services.watches.claim('replica-b', { limit: 1, leaseMs: 60_000, all: true });
     expect(taken?.key_hash).toBe(watch!.key_hash);
-    await expect(a.services.poller.pollKey(watch!, undefined, 'replica-a')).rejects.toThrow('poll lease lost');
-    await expect(b.services.poller.pollKey(taken!, undefined, 'replica-b')).resolves.toEqual([]);
+    await expect(a.services.poller.pollKey(watch!, { owner: 'replica-a' })).rejects.toThrow('poll lease lost');
+    await expect(b.services.poller.pollKey(taken!, { owner: 'replica-b' })).resolves.toEqual([]);
   });
 });

@@ -144,6 +144,22 @@ describe('enrolment and transitions', () => {
     expect(poll.requestId).toEqual(expect.stringMatching(/\S/));
   });
 
+  test("a request's own baseline runs alone: a poll round meanwhile leaves the key to it, and nothing fails", async () => {
+    const r = await rig();
+    r.upstream.failAlways({ pathPrefix: '/devices', delayMs: 400 });
+    const enrolled = request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).then((res) => res.status);
+    for (let i = 0; i < 100 && !r.upstream.callsTo('/devices').some((c) => c.query.page_size === '1000'); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The request holds the key's lease for its baseline: a round now does not poll it beside it
+    // (before, both polled and one of them failed with "poll outlived its lease").
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(await enrolled).toBe(200);
+    expect((await watchRow(r))?.baseline_at).toEqual(expect.any(Number));
+    expect(r.upstream.callsTo('/devices').filter((c) => c.query.page_size === '1000')).toHaveLength(1);
+    // Recorded, the lease is let go: the next round polls the key.
+    r.upstream.failAlways(null);
+    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+  });
+
   test('a device going offline upstream and coming back gives one signed webhook each', async () => {
     const r = await rig();
     const hook = await subscribe(r);
