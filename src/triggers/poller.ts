@@ -199,8 +199,9 @@ export class DeviceStatusPoller {
 
   /**
    * Polls a key under this replica's lease, renewed while the poll runs. A failed poll lets the
-   * lease go (the key is due again an interval on); a stopped one writes nothing: the key's
-   * lease runs out and it is polled as if never started.
+   * lease go (the key is due again an interval on); a stopped one records nothing and hands the
+   * key back due at once, so another replica (or the next start) polls it now, as if this poll
+   * had never started.
    */
   private async pollLeased(watch: Watch, requestId?: string): Promise<DeviceEvent[]> {
     const started = this.options.clock.now();
@@ -209,8 +210,8 @@ export class DeviceStatusPoller {
       return await this.pollKey(watch, { requestId, started });
     } catch (err) {
       const stopped = requestId === undefined && this.stopping.signal.aborted;
-      if (!(err instanceof LeaseLostError) && !stopped) {
-        await this.options.watches.release(watch.key_hash, this.owner, started + this.options.intervalMs).catch(() => undefined);
+      if (!(err instanceof LeaseLostError)) {
+        await this.options.watches.release(watch.key_hash, this.owner, stopped ? started : started + this.options.intervalMs).catch(() => undefined);
       }
       throw err;
     } finally {

@@ -135,14 +135,15 @@ test.concurrent('SIGTERM during a 100-page upstream poll: the poll stops at once
   readDb(dbPath, (db) => {
     expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 });
     expect(db.prepare('SELECT device_id, status FROM device_snapshots WHERE key_hash = ? ORDER BY device_id').all(keyHash)).toEqual(baseline);
-    expect(db.prepare('SELECT paused_reason FROM watches WHERE key_hash = ?').get(keyHash)).toEqual({ paused_reason: null });
+    // Handed back due at once: another replica, or the next start, polls the key now.
+    expect(db.prepare('SELECT paused_reason, leased_until, lease_owner FROM watches WHERE key_hash = ?').get(keyHash)).toEqual({ paused_reason: null, leased_until: 0, lease_owner: null });
   });
   const logs = logLines(first);
   const stopAt = logs.findIndex((l) => /shutting down/.test(l.msg));
   expect(logs.slice(stopAt).filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([]); // no failed poll, no paused watch
 
-  // Restarted (the upstream fast again, the change still there): once the stopped poll's lease
-  // has run out the key is polled and the change recorded, once.
+  // Restarted (the upstream fast again, the change still there): the key is polled at once and
+  // the change recorded, once.
   up.failAlways({ pathPrefix: '/devices', status: 200, body: page });
   const second = await start(dbPath, up, env);
   const events = async () => (await call(second, '/v1/events')).body as Json[];
