@@ -118,41 +118,31 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
     },
 
     /** Keyset pages over the index: each page starts after the last one's (registered_at, id). */
-    async *pages(principal: Principal, pageSize: number): AsyncGenerator<Device[]> {
+    pages(principal: Principal, pageSize: number): AsyncGenerator<Device[]> {
       const threshold = onlineSince();
-      let after: OrderKey | null = null;
-      for (;;) {
+      return keysetPages(async (after) => {
         const { rows, last } = await pageOf(principal.userId, after, 0, pageSize);
-        if (rows.length > 0) yield rows.map((row) => toDevice(row, threshold));
-        if (last === null) return;
-        after = last;
-        // SQLite answers synchronously: let requests of other accounts in between pages.
-        await setImmediate();
-      }
+        return { items: rows.map((row) => toDevice(row, threshold)), last };
+      });
     },
 
     /** The same keyset pages, with each device's id and heartbeat only (one index-ordered join). */
-    async *statePages(principal: Principal, pageSize: number): AsyncGenerator<DeviceState[]> {
+    statePages(principal: Principal, pageSize: number): AsyncGenerator<DeviceState[]> {
       const threshold = onlineSince();
-      let after: OrderKey | null = null;
-      for (;;) {
-        const from: OrderKey | null = after;
+      return keysetPages(async (after) => {
         const rows: Array<{ device_id: string; registered_at: string; last_heartbeat_at: string | null }> = await visible(principal.userId)
           .select(['a.device_id', 'a.registered_at', 'd.last_heartbeat_at'])
-          .$if(from !== null, (q) => q.where((eb) => eb(eb.refTuple('a.registered_at', 'a.device_id'), '>', eb.tuple(from!.registeredAt, from!.id))))
+          .$if(after !== null, (q) => q.where((eb) => eb(eb.refTuple('a.registered_at', 'a.device_id'), '>', eb.tuple(after!.registeredAt, after!.id))))
           .orderBy('a.registered_at')
           .orderBy('a.device_id')
           .limit(pageSize)
           .execute();
-        if (rows.length > 0) {
-          yield rows.map((r) => ({ id: r.device_id, last_heartbeat_at: r.last_heartbeat_at, is_online: r.last_heartbeat_at !== null && r.last_heartbeat_at > threshold }));
-        }
         const end = rows[rows.length - 1];
-        if (!end || rows.length < pageSize) return;
-        after = { registeredAt: end.registered_at, id: end.device_id };
-        // SQLite answers synchronously: let requests of other accounts in between pages.
-        await setImmediate();
-      }
+        return {
+          items: rows.map((r) => ({ id: r.device_id, last_heartbeat_at: r.last_heartbeat_at, is_online: r.last_heartbeat_at !== null && r.last_heartbeat_at > threshold })),
+          last: end && rows.length === pageSize ? { registeredAt: end.registered_at, id: end.device_id } : null,
+        };
+      });
     },
 
     async byIds(principal: Principal, ids: readonly string[]): Promise<Device[]> {
@@ -166,4 +156,19 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
       return toDevice(row, onlineSince());
     },
   };
+}
+
+/**
+ * Pages in list order, each read by `page` after the last key of the one before (null: the
+ * first), until one comes back without a last key. SQLite answers synchronously: other work
+ * (requests of other accounts) is let in between pages.
+ */
+async function* keysetPages<T>(page: (after: OrderKey | null) => Promise<{ items: T[]; last: OrderKey | null }>): AsyncGenerator<T[]> {
+  for (let after: OrderKey | null = null; ; ) {
+    const { items, last } = await page(after);
+    if (items.length > 0) yield items;
+    if (last === null) return;
+    after = last;
+    await setImmediate();
+  }
 }
