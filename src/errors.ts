@@ -18,6 +18,7 @@ export const errorStatus = {
   upstream_unavailable: 502,
   upstream_timeout: 504,
   database_unavailable: 503,
+  shutting_down: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

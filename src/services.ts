@@ -71,10 +71,11 @@ export interface Services {
   readiness(): Promise<Record<string, string>>;
   /**
    * Stops background work (docs/service.md, shutdown): polls end at their next page, unrecorded;
+   * a request's own poll gets `requestGraceMs` (the requests' grace period, default none) first;
    * unsent deliveries are handed back; those in flight are awaited. The caller closes the
    * database afterwards.
    */
-  close(): Promise<void>;
+  close(requestGraceMs?: number): Promise<void>;
   /** What `close` is still waiting for ("poller", "deliverer"), for the shutdown log. */
   stillStopping(): string[];
 }
@@ -160,8 +161,11 @@ export function buildServices(deps: ServiceDeps): Services {
   const stopping = new Set<string>();
   const stopPart = async (name: string, stop: () => Promise<void>) => {
     stopping.add(name);
-    await stop();
-    stopping.delete(name);
+    try {
+      await stop();
+    } finally {
+      stopping.delete(name);
+    }
   };
   return {
     config,
@@ -228,10 +232,10 @@ export function buildServices(deps: ServiceDeps): Services {
       if (menuClient) checks.push(['menu_upstream', upstream(menuClient, '/v1/menus')]);
       return Object.fromEntries(await Promise.all(checks.map(async ([name, check]) => [name, await check] as const)));
     },
-    async close() {
+    async close(requestGraceMs = 0) {
       if (housekeeping) clearInterval(housekeeping);
       // Together: the deliverer stops sending while the polls wind down, not after.
-      await Promise.all([stopPart('poller', () => poller.stop()), stopPart('deliverer', () => deliverer.stop())]);
+      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop())]);
     },
     stillStopping: () => [...stopping],
   };

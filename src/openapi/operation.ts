@@ -103,7 +103,7 @@ export const defaultErrorText: Record<ErrorStatus, string> = {
   415: 'An unsupported `Content-Type`, `Content-Encoding` or charset.',
   429: '`Too many requests`: 20 failed key attempts from this client within a minute.',
   502: '`Upstream unavailable` (upstream mode).',
-  503: '`Database unavailable`: the database did not answer within `DATABASE_TIMEOUT_MS`, or cannot be reached; try again after `Retry-After` seconds.',
+  503: '`Database unavailable`: the database did not answer within `DATABASE_TIMEOUT_MS`, or cannot be reached; or `Service shutting down`: the service stopped before the request could finish. Try again after `Retry-After` seconds.',
   504: '`Upstream timeout` (upstream mode).',
 };
 

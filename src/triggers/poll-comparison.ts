@@ -24,10 +24,12 @@ export class PollComparison<D extends DeviceState> {
   /** Snapshot rows this poll has written or handed over to be written. */
   private handedOver = 0;
 
+  /** `owner`: the poll lease the poll runs under; a baseline's slices are written only while it holds. */
   constructor(
     private readonly snapshots: SnapshotStore,
     private readonly keyHash: string,
     private readonly heartbeatTimeoutMs: number,
+    private readonly owner: string,
   ) {}
 
   /**
@@ -65,7 +67,7 @@ export class PollComparison<D extends DeviceState> {
   async flush(): Promise<void> {
     const added = this.pendingNew;
     const rows = this.takeChanged();
-    await this.snapshots.writeSlice(this.keyHash, rows);
+    await this.snapshots.writeSlice(this.keyHash, rows, this.owner);
     this.matched += added;
   }
 

@@ -1,49 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import { keyByHash } from '../auth/embedded-keys.js';
 import { AppError } from '../errors.js';
 import { devicePageSize } from '../sources/all-devices.js';
-import type { DeviceSource, Principal } from '../sources/types.js';
-import type { Clock } from '../time/timestamps.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { PollerOptions, PollResult } from './poller-options.js';
 import { ClaimLoop } from '../background/claim-loop.js';
-import { LeaseLostError, type EventLog } from './event-log.js';
+import { LeaseLostError } from './event-log.js';
 import { pollPrincipal } from './poll-principal.js';
-import type { DeviceEvent, TransitionOf } from './transitions.js';
+import type { DeviceEvent } from './transitions.js';
 import { baselineSliceRows, completeDevices, PollComparison } from './poll-comparison.js';
-import type { SnapshotStore } from './snapshots.js';
 import type { DeviceState } from '../catalog/device.js';
 import type { RequestLease, Watch, WatchStore } from './watches.js';
-
-export interface PollerOptions {
-  db: Db;
-  clock: Clock;
-  logger: Logger;
-  /** The uncached device source (embedded database or upstream). */
-  devices: DeviceSource;
-  watches: WatchStore;
-  log: EventLog;
-  snapshots: SnapshotStore;
-  /** The retention sweep (events, expired deliveries, disabled hooks), run once per interval. */
-  prune: () => Promise<void>;
-  heartbeatTimeoutMs: number;
-  intervalMs: number;
-  /** How long a claimed key stays this replica's: longer than one poll can take. */
-  leaseMs: number;
-  /** Keys polled at once by this replica. */
-  concurrency?: number;
-  /** Called after a poll enqueued deliveries, so they go out without waiting. */
-  onEvents?: (events: DeviceEvent[]) => void;
-  metrics?: Metrics;
-}
-
-export interface PollResult {
-  keys: number;
-  events: number;
-  failed: number;
-}
 
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
@@ -70,6 +36,9 @@ export class DeviceStatusPoller {
   private readonly leased = new Set<string>();
   /** Aborted by `stop`: polls under a lease end at their next page, upstream calls at once. */
   private stopping = new AbortController();
+  /** Requests' own polls under way, and their stop: at the end of the requests' grace period. */
+  private readonly requestPolls = new Set<Promise<unknown>>();
+  private requestsStopping = new AbortController();
 
   constructor(private readonly options: PollerOptions) {
     this.loop = new ClaimLoop({
@@ -101,13 +70,24 @@ export class DeviceStatusPoller {
 
   start(): void {
     this.stopping = new AbortController();
+    this.requestsStopping = new AbortController();
     this.loop.start();
   }
 
-  /** Stops claiming; the polls under way (a forced round too) end at their next page, unrecorded. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming; the polls under way (a forced round too) end at their next page, unrecorded.
+   * A request's own poll gets `requestGraceMs` (the requests' grace period) to finish, then it
+   * is stopped the same way, so nothing polls when the database closes.
+   */
+  async stop(requestGraceMs = 0): Promise<void> {
     this.stopping.abort();
     await this.loop.stop();
+    if (this.requestPolls.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.requestPolls]), new Promise((resolve) => (timer = setTimeout(resolve, requestGraceMs)))]);
+    clearTimeout(timer);
+    this.requestsStopping.abort();
+    await Promise.allSettled([...this.requestPolls]);
   }
 
   /** Claims as many due keys as there are free slots and starts polling them. */
@@ -173,6 +153,8 @@ export class DeviceStatusPoller {
       }
     };
     await Promise.all(Array.from({ length: this.concurrency }, worker));
+    // Stopped part way: the keys claimed and never started go back due at once.
+    for (const watch of queue) await this.options.watches.release(watch.key_hash, this.owner, this.options.clock.now()).catch(() => undefined);
     await this.options.prune();
     this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: result.keys, failed: result.failed });
     return result;
@@ -190,18 +172,30 @@ export class DeviceStatusPoller {
 
   /**
    * A request's own poll of a key it leased at enrolment (a baseline, or the re-check of a
-   * paused key), with its X-Request-Id. No background poll runs beside it; a shutdown does not
-   * stop it (the request has its grace period).
+   * paused key), with its X-Request-Id. No background poll runs beside it; a shutdown stops it
+   * only when the requests' grace period ends.
    */
   pollForRequest(watch: Watch, requestId: string): Promise<DeviceEvent[]> {
-    return this.pollLeased(watch, requestId);
+    const poll = this.pollLeased(watch, requestId).catch((err: unknown) => {
+      if (this.requestsStopping.signal.aborted) throw new AppError('shutting_down', 'Service shutting down', undefined, { 'Retry-After': '5' });
+      throw err;
+    });
+    const tracked = poll.catch(() => undefined).finally(() => this.requestPolls.delete(tracked));
+    this.requestPolls.add(tracked);
+    return poll;
+  }
+
+  /** What stops a poll: the background's stop, or for a request's own poll the requests'. */
+  private stopOf(requestId: string | undefined): AbortSignal {
+    return (requestId === undefined ? this.stopping : this.requestsStopping).signal;
   }
 
   /**
-   * Polls a key under this replica's lease, renewed while the poll runs. A failed poll lets the
-   * lease go (the key is due again an interval on); a stopped one records nothing and hands the
-   * key back due at once, so another replica (or the next start) polls it now, as if this poll
-   * had never started.
+   * Polls a key under this replica's lease, renewed while the poll runs. A failed background
+   * poll lets the lease go (the key is due again an interval on); a stopped one records nothing
+   * and hands the key back due at once, so another replica (or the next start) polls it now, as
+   * if this poll had never started; so does a request's own poll that failed (the background
+   * poller tries it next, as it would have without the request).
    */
   private async pollLeased(watch: Watch, requestId?: string): Promise<DeviceEvent[]> {
     const started = this.options.clock.now();
@@ -209,9 +203,9 @@ export class DeviceStatusPoller {
     try {
       return await this.pollKey(watch, { requestId, started });
     } catch (err) {
-      const stopped = requestId === undefined && this.stopping.signal.aborted;
+      const dueNow = requestId !== undefined || this.stopOf(requestId).aborted;
       if (!(err instanceof LeaseLostError)) {
-        await this.options.watches.release(watch.key_hash, this.owner, stopped ? started : started + this.options.intervalMs).catch(() => undefined);
+        await this.options.watches.release(watch.key_hash, this.owner, dueNow ? started : started + this.options.intervalMs).catch(() => undefined);
       }
       throw err;
     } finally {
@@ -233,11 +227,11 @@ export class DeviceStatusPoller {
     // Page by page (keyset pages on the embedded store, pages as they arrive upstream), each
     // compared with the snapshot rows of its own devices: a poll holds one page, what changed
     // and the ids it saw, never a key's whole device list or snapshot (PollComparison).
-    const comparison = new PollComparison<DeviceState>(this.options.snapshots, watch.key_hash, this.options.heartbeatTimeoutMs);
+    const comparison = new PollComparison<DeviceState>(this.options.snapshots, watch.key_hash, this.options.heartbeatTimeoutMs, owner);
     let events: DeviceEvent[] = [];
     let vanished: string[];
     let askedAt = started;
-    const stop = requestId === undefined ? this.stopping.signal : undefined; // a request's own poll is not stopped
+    const stop = this.stopOf(requestId);
     try {
       const principal = { ...(await pollPrincipal(this.options, watch, requestId)), signal: stop };
       const source = this.options.devices;
@@ -249,17 +243,22 @@ export class DeviceStatusPoller {
       // least an interval apart even when a busy replica started this one late.
       askedAt = clock.now();
       for await (const page of pages) {
-        stop?.throwIfAborted();
+        stop.throwIfAborted();
         await comparison.add(page, clock.now());
         // A baseline emits nothing, so its snapshot may land in slices (docs/triggers.md).
         if (baseline && comparison.pendingRows >= baselineSliceRows) await comparison.flush();
       }
-      stop?.throwIfAborted();
+      stop.throwIfAborted();
       vanished = await comparison.vanished();
       if (!baseline) events = lean ? await completeDevices(lean.byIds, principal, comparison.events) : (comparison.events as DeviceEvent[]);
-      stop?.throwIfAborted();
+      stop.throwIfAborted();
     } catch (err) {
-      if (stop?.aborted) throw err; // not the upstream's failure: nothing paused, logged or written
+      if (stop.aborted) throw err; // not the upstream's failure: nothing paused, logged or written
+      if (err instanceof LeaseLostError) {
+        // A baseline's slice found the key taken over: this poll outlived its lease.
+        logger.warn({ key }, 'poll outlived its lease; another replica has the key');
+        throw err;
+      }
       if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
         const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
         const reason = `${who}: ${err.message}`;

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks, inChunks } from '../db/chunks.js';
 import type { Snapshot } from './transitions.js';
+import { watchWrites } from './watches.js';
 
 /** Snapshot ids read per query when looking for the devices a poll no longer saw. */
 const idChunk = 5000;
@@ -62,9 +63,15 @@ export class SnapshotStore {
     }
   }
 
-  /** Writes rows in a transaction of their own (a baseline's slices: see docs/triggers.md). */
-  writeSlice(keyHash: string, rows: readonly SnapshotRow[]): Promise<void> {
-    return this.db.transaction((trx) => snapshotWrites.write(trx, keyHash, rows, []));
+  /**
+   * Writes rows in a transaction of their own (a baseline's slices: see docs/triggers.md), while
+   * `owner` still holds the key's poll lease; else LeaseLostError, writing nothing.
+   */
+  writeSlice(keyHash: string, rows: readonly SnapshotRow[], owner: string): Promise<void> {
+    return this.db.transaction(async (trx) => {
+      await watchWrites.holdLease(trx, keyHash, owner);
+      await snapshotWrites.write(trx, keyHash, rows, []);
+    });
   }
 }
 

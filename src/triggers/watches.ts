@@ -54,6 +54,16 @@ export const watchWrites = {
       .executeTakeFirst();
     if (lease.owner !== null && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
   },
+
+  /**
+   * Throws LeaseLostError when `owner` no longer holds the key's poll lease; otherwise the row
+   * stays locked to the end of `trx` (PostgreSQL), so no replica claims the key before it
+   * commits. A baseline's slice checks this in its own transaction.
+   */
+  async holdLease(trx: Kysely<Tables>, keyHash: string, owner: string): Promise<void> {
+    const held = await trx.updateTable('watches').set({ lease_owner: owner }).where('key_hash', '=', keyHash).where('lease_owner', '=', owner).executeTakeFirst();
+    if (Number(held.numUpdatedRows) === 0) throw new LeaseLostError();
+  },
 };
 
 const dayMs = 86_400_000;

@@ -178,6 +178,33 @@ test.concurrent('SIGTERM while a request waits on an upstream that never answers
   expect(warnings).toEqual([['in-flight requests did not finish in time; closing connections', 1]]);
 }, 60_000);
 
+test.concurrent("SIGTERM during a request's own baseline: the request has the grace period, then its poll stops and hands the key back, exit 0", async () => {
+  const dbPath = join(mkdtempSync(join(tmp, 'baseline-')), 'connector.db');
+  const up = await upstream();
+  const server = await start(dbPath, up, { UPSTREAM_TIMEOUT_MS: '5000' });
+  // 100 pages of 1,000 devices, each answered after 500 ms: the baseline would take ~13 s.
+  const { page } = await flippedPage(up);
+  up.failAlways({ pathPrefix: '/devices', status: 200, body: { ...page, total: 100_000 }, delayMs: 500 });
+  const enrolling = call(server, '/v1/triggers/device-status').then(
+    (res) => `answered ${res.status}`,
+    (err: NodeJS.ErrnoException) => err.code ?? err.message,
+  );
+  await waitFor('the baseline under way', () => up.callsTo('/devices').filter((c) => c.query.page_size === '1000').length >= 3, 10_000);
+
+  const exit = await server.terminate(budgetMs + 5_000);
+  expect(exit).toMatchObject({ code: 0, signal: null });
+  expect(exit!.ms).toBeGreaterThanOrEqual(graceMs - 500);
+  expect(exit!.ms).toBeLessThan(budgetMs);
+  expect(await enrolling).toBe('ECONNRESET');
+  // Its poll stopped at the end of the grace period, before the database closed: the key is
+  // not baselined and is free for the next start or another replica at once.
+  readDb(dbPath, (db) => {
+    expect(db.prepare('SELECT baseline_at, leased_until, lease_owner FROM watches WHERE key_hash = ?').get(hashKey(keys.ana))).toEqual({ baseline_at: null, leased_until: 0, lease_owner: null });
+  });
+  const warnings = logLines(server).filter((l) => l.level >= 40).map((l) => l.msg);
+  expect(warnings).toEqual(['in-flight requests did not finish in time; closing connections']);
+}, 60_000);
+
 test.concurrent('SIGTERM while a delivery waits on a receiver that never answers: the process exits at the budget with one warn line, the delivery stays leased', async () => {
   const dbPath = join(mkdtempSync(join(tmp, 'delivery-')), 'connector.db');
   const up = await upstream();

@@ -399,6 +399,28 @@ describe('paging', () => {
     expect(r.upstream.calls.every((c) => c.path === '/devices')).toBe(true);
   });
 
+  test('a baseline that lost its lease to another replica writes no further slice', async () => {
+    const r = await rig({ dataset: catalogWithDevices(2500) });
+    const keyHash = hashKey(keys.ana);
+    // The request's own baseline fails at page 3: the key stays unbaselined, due again at once.
+    r.upstream.failAlways({ pathPrefix: '/devices', page: '3', status: 503 });
+    await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(502);
+    await r.t.all('DELETE FROM device_snapshots');
+    // Now page 2 is slow: the background baseline writes page 1's slice, then another replica
+    // takes the key over (this poll's lease ran out) before page 2 arrives.
+    r.upstream.failAlways({ pathPrefix: '/devices', page: '2', delayMs: 1500 });
+    const round = r.t.services.poller.pollOnce();
+    const count = async () => Number(await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', keyHash));
+    for (let i = 0; i < 100 && (await count()) < 1000; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await count()).toBe(1000);
+    await r.t.all("UPDATE watches SET lease_owner = 'replica-x', leased_until = ? WHERE key_hash = ?", Date.now() + 60_000, keyHash);
+    expect(await round).toEqual({ keys: 1, events: 0, failed: 1 });
+    // Nothing more from the stale poll, and the key stays the other replica's.
+    expect(await count()).toBe(1000);
+    expect(await watchRow(r)).toMatchObject({ baseline_at: null });
+    expect(await r.t.value('SELECT lease_owner FROM watches WHERE key_hash = ?', keyHash)).toBe('replica-x');
+  });
+
   test('a baseline cut off part way keeps the slices it wrote, and the next poll is a baseline again: no event from it', async () => {
     const r = await rig({ dataset: catalogWithDevices(2500) });
     // Page 3 fails every retry: the first two pages were compared and written in slices.

@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { DeviceSource } from '../sources/types.js';
+import type { Clock } from '../time/timestamps.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { EventLog } from './event-log.js';
+import type { SnapshotStore } from './snapshots.js';
+import type { DeviceEvent } from './transitions.js';
+import type { WatchStore } from './watches.js';
+
+/** What the device-status poller (poller.ts) is built from. */
+export interface PollerOptions {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  /** The uncached device source (embedded database or upstream). */
+  devices: DeviceSource;
+  watches: WatchStore;
+  log: EventLog;
+  snapshots: SnapshotStore;
+  /** The retention sweep (events, expired deliveries, disabled hooks), run once per interval. */
+  prune: () => Promise<void>;
+  heartbeatTimeoutMs: number;
+  intervalMs: number;
+  /** How long a claimed key stays this replica's: longer than one poll can take. */
+  leaseMs: number;
+  /** Keys polled at once by this replica. */
+  concurrency?: number;
+  /** Called after a poll enqueued deliveries, so they go out without waiting. */
+  onEvents?: (events: DeviceEvent[]) => void;
+  metrics?: Metrics;
+}
+
+export interface PollResult {
+  keys: number;
+  events: number;
+  failed: number;
+}
