@@ -12,7 +12,8 @@ import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, typ
  *   behind a long transaction (a poll writing 100,000 snapshot rows in slices, a fan-out).
  *
  * A statement goes to the reader when it is outside a transaction and SQLite says it returns
- * rows and writes nothing (`reader && readonly`), whoever built it; the first statement that
+ * rows and writes nothing (`reader && readonly`), whoever built it (an insert, update or delete
+ * built by Kysely goes to the writer without asking, so writes never fill the reader's cache); the first statement that
  * is not a read takes the writer for the rest of that connection's use. Writes commit
  * synchronously, so a read that follows a write always sees it. An in-memory database has no
  * second connection: everything runs on the writer.
@@ -97,7 +98,9 @@ class RoutedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.holdsWriter) {
-      const read = this.driver.readStatement(query.sql);
+      // Only a select (or raw SQL, which may be one) is worth preparing on the reader to ask.
+      const kind = query.query.kind;
+      const read = kind === 'SelectQueryNode' || kind === 'RawNode' ? this.driver.readStatement(query.sql) : null;
       if (read) return (await this.driver.run('reader', query.sql, query.parameters, read)) as QueryResult<R>;
       await this.driver.lockWriter();
       this.holdsWriter = true;
