@@ -1,4 +1,4 @@
-import type { Device, DeviceBatch, DevicePage, DeviceQuery, Principal } from './types.js';
+import type { Device, DeviceBatch, DevicePage, DeviceQuery } from './types.js';
 
 /** Pages of a source read a page at a time. */
 export const devicePageSize = 1000;
@@ -36,11 +36,4 @@ export async function* numberedPages(
 /** The page's devices, with its unreadable ids beside them (on a copy: the page may be a cached answer). */
 function batchOf(page: DevicePage): DeviceBatch<Device> {
   return page.unreadable === undefined ? page.data : Object.assign(page.data.slice(), { unreadable: page.unreadable });
-}
-
-/** Every device the key may read, collected (the poller's comparison needs them together). */
-export async function allDevices(source: { pages(principal: Principal, pageSize: number): AsyncIterable<Device[]> }, principal: Principal): Promise<Device[]> {
-  const all: Device[] = [];
-  for await (const page of source.pages(principal, devicePageSize)) all.push(...page);
-  return all;
 }
