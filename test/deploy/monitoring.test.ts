@@ -115,13 +115,15 @@ describe('metric names', () => {
 });
 
 describe('alert rules', () => {
-  test('pass `promtool check rules` and their unit tests (`promtool test rules`)', () => {
+  test('pass `promtool check rules` and their unit tests (`promtool test rules`); prometheus.yml passes `promtool check config`', () => {
     const check = spawnSync('promtool', ['check', 'rules', 'alerts.yml'], { cwd: prometheusDir, encoding: 'utf8', timeout: 60_000 });
     if (check.error && (check.error as NodeJS.ErrnoException).code === 'ENOENT') {
       console.warn('promtool not found on PATH: skipping `promtool test rules deploy/prometheus/alerts.test.yml` (apt-get install prometheus)');
       return;
     }
     expect(check.stdout + check.stderr).toContain('SUCCESS: 7 rules found');
+    const config = spawnSync('promtool', ['check', 'config', 'prometheus.yml'], { cwd: prometheusDir, encoding: 'utf8', timeout: 60_000 });
+    expect({ status: config.status, output: config.stdout + config.stderr }).toMatchObject({ status: 0, output: expect.stringContaining('is valid prometheus config file syntax') });
     const run = spawnSync('promtool', ['test', 'rules', 'alerts.test.yml'], { cwd: prometheusDir, encoding: 'utf8', timeout: 60_000 });
     expect({ status: run.status, output: run.stdout + run.stderr }).toMatchObject({ status: 0, output: expect.stringContaining('SUCCESS') });
   });
