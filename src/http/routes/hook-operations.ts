@@ -202,7 +202,8 @@ export const recoverHook = defineRoute({
   errors: { ...oneHook.errors, 400: badBody, 415: 'Content-Type must be application/json.' },
   async handler({ res, services, principal, params, body }) {
     const since = msOf(body.since)!;
-    const until = msOf(body.until) ?? services.clock.now();
+    // Default: everything recorded up to now, this millisecond's events included.
+    const until = msOf(body.until) ?? services.clock.now() + 1;
     if (until <= since) throw validationError([{ path: 'since', message: 'since must be before now' }]);
     const count = await services.hookOps.recover(principal.keyHash, params.id, { since, until }, body.dry_run === true);
     res.status(body.dry_run === true ? 200 : 202).json({ count });
