@@ -27,6 +27,7 @@ import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
 import { HookOperations } from './webhooks/hook-operations.js';
+import { OperationalEvents } from './webhooks/operational-events.js';
 import { retention } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
@@ -127,7 +128,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
   const watches = new WatchStore(db, box, clock);
   const eventLog = new EventLog(db, clock, logger);
-  const deliveryQueue = new DeliveryQueue(db, clock);
+  const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
   const send = deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets);
@@ -143,6 +144,7 @@ export function buildServices(deps: ServiceDeps): Services {
     metrics,
   });
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
+  const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
   const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
   const poller = new DeviceStatusPoller({
     db,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { enrolKey } from '../../triggers/device-triggers.js';
-import { eventTypes, type EventType } from '../../triggers/transitions.js';
+import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { validationError } from '../../errors.js';
 import { parseIso } from '../../time/timestamps.js';
 import { deliveryStates } from '../../webhooks/delivery-log.js';
@@ -11,8 +11,6 @@ import { defineRoute, type RouteAuth } from '../route.js';
 
 /** docs/webhooks.md, "When something goes wrong": changing, testing and repairing a hook. */
 const auth = { keys: 'device', headers: 'either', scopes: ['hooks:write'], confirmDeviceKey: true } as const satisfies RouteAuth;
-
-const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
 const hookParams = z.object({ id: z.string().describe('The hook id (`hook_…`).') });
 const deliveryParams = hookParams.extend({ delivery_id: z.string().describe('The delivery id (`dlv_…`), from the hook\u2019s deliveries.') });
@@ -30,9 +28,9 @@ const patchBody = z
   .strictObject(
     {
       events: z
-        .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
+        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), { error: 'events must be an array' })
         .min(1, 'events must not be empty')
-        .max(eventTypes.length, `events must list at most ${eventTypes.length} event types`)
+        .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
         .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
         .meta({ uniqueItems: true })
         .optional()
