@@ -15,7 +15,7 @@ import { routes as declaredRoutes } from '../../src/http/routes/index.js';
 // real responses from every part of the API.
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type Method = 'get' | 'post' | 'delete';
+type Method = 'get' | 'post' | 'patch' | 'delete';
 
 const timeoutMs = 300_000;
 const dev01 = 'a4:83:e7:1f:2b:01';
@@ -406,7 +406,7 @@ type Auth = 'apikey' | 'bearer' | 'none';
 
 async function call(method: Method, url: string, options: { key?: string; auth?: Auth; body?: unknown; headers?: Record<string, string>; app?: Express } = {}): Promise<Response> {
   const app = options.app ?? t.app;
-  let req = method === 'get' ? request(app).get(url) : method === 'post' ? request(app).post(url) : request(app).delete(url);
+  let req = request(app)[method](url);
   const key = options.key ?? keys.ana;
   const auth = options.auth ?? (url.startsWith('/devices') ? 'bearer' : 'apikey');
   if (auth === 'apikey') req = req.set('X-API-Key', key);
@@ -491,6 +491,15 @@ describe('real responses match the documented schemas', () => {
     expect([validate(delivered), schemas.ajv.errorsText(validate.errors)]).toEqual([true, 'No errors']);
     const attempts = await call('get', `/v1/hooks/${created.body.id}/deliveries`);
     expect(attempts.body.length).toBeGreaterThan(0);
+    const hookPath = `/v1/hooks/${created.body.id}`;
+    await call('get', `${hookPath}/deliveries/${attempts.body[0].delivery_id}`);
+    expect((await call('post', `${hookPath}/deliveries/${attempts.body[0].delivery_id}/resend`)).status).toBe(202);
+    expect((await call('post', `${hookPath}/test`)).body.delivered).toBe(true);
+    expect((await call('post', `${hookPath}/secret/rotate`)).body.secret).toMatch(/^whsec_/);
+    expect((await call('post', `${hookPath}/recover`, { body: { since: '2020-01-01T00:00:00Z', dry_run: true } })).status).toBe(200);
+    expect((await call('post', `${hookPath}/recover`, { body: { since: '2020-01-01T00:00:00Z' } })).status).toBe(202);
+    await t.services.hookOps.settled();
+    expect((await call('patch', hookPath, { body: { enabled: false } })).body.status).toBe('disabled');
     expect((await call('delete', `/v1/hooks/${other.body.id}`)).status).toBe(204);
   });
 

@@ -3,7 +3,8 @@ import type { TargetPolicy } from '../../webhooks/target-guard.js';
 import type { Route } from '../route.js';
 import { getDevice, listDevices } from './devices.js';
 import { docsPageRoute, getOpenApi } from './docs.js';
-import { createHook, deleteHook, getHook, listHookDeliveries, listHooks } from './hooks.js';
+import { createHook, deleteHook, getHook, listHooks } from './hooks.js';
+import { getHookDelivery, listHookDeliveries, recoverHook, resendHookDelivery, rotateHookSecret, testHook, updateHook } from './hook-operations.js';
 import { listGroups, listMenus } from './menus.js';
 import { metrics } from './metrics.js';
 import { optionRoute } from './options.js';
@@ -32,8 +33,14 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     createHook(targets),
     listHooks,
     getHook,
+    updateHook,
     deleteHook,
     listHookDeliveries,
+    getHookDelivery,
+    resendHookDelivery,
+    recoverHook,
+    testHook,
+    rotateHookSecret,
     health,
     readiness,
     getManifest,
