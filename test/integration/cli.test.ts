@@ -345,7 +345,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     });
     const devices = await request(t.app).get('/devices').set('Authorization', `Bearer ${key}`).expect(200);
     expect(devices.body.total).toBe(2);
-    await request(t.app).get('/v1/menus').set('X-API-Key', key).expect(403, { message: 'Invalid scopes' });
+    await request(t.app).get('/v1/menus').set('X-API-Key', key).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 
   test('two creates give two different keys; several scopes and duplicates are accepted', async () => {

@@ -524,7 +524,7 @@ describe('real responses match the documented schemas', () => {
     expect((await call('get', '/v1/menus', { auth: 'none' })).status).toBe(401);
     expect((await call('get', '/v1/hooks', { key: 'sk_test_not_a_real_key_00000' })).body).toEqual({ message: 'Invalid API key' });
 
-    expect((await call('get', '/devices', { key: keys.anaMenuOnly })).body).toEqual({ message: 'Invalid scopes' });
+    expect((await call('get', '/devices', { key: keys.anaMenuOnly })).body).toEqual({ message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     expect((await call('get', '/v1/menus', { key: keys.anaNoScopes })).status).toBe(403);
     expect((await call('post', '/v1/hooks', { key: keys.ben, body: { target_url: receiver.url } })).status).toBe(403);
 
