@@ -3,7 +3,7 @@ import { expiryOf, graceSeconds, keyFields } from '../../auth/key-input.js';
 import { validationError } from '../../errors.js';
 import { AdminKey, AdminKeyList, AdminNewKey } from '../responses.js';
 import { defineRoute } from '../route.js';
-import { embeddedKeysOnly, idParam, operator, pageHeaders, pageQuery, sendPage } from './admin.js';
+import { afterCursor, embeddedKeysOnly, idParam, operator, pageHeaders, pageQuery, sendPage } from './admin.js';
 
 /**
  * The operator API's keys (docs/keys.md): list, create (the key shown once), change, revoke,
@@ -29,7 +29,7 @@ export const listKeys = defineRoute({
   errors: upstreamConflict,
   async handler({ req, res, services, query }) {
     embeddedKeysOnly(services);
-    const page = await services.keyStore.page({ accountId: query.account_id, userId: query.user_id }, { limit: query.limit, after: query.cursor });
+    const page = await services.keyStore.page({ accountId: query.account_id, userId: query.user_id }, { limit: query.limit, after: afterCursor(query.cursor) });
     sendPage(req, res, services, page);
   },
 });

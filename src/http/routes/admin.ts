@@ -17,14 +17,14 @@ export const operator = { tag: 'Operator', admin: true } as const;
 
 /** A position in an id-ordered list, as an opaque cursor (base64url of the last id). */
 const encodeCursor = (id: string) => Buffer.from(id).toString('base64url');
-const decodeCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString();
+/** The id after which a page starts. */
+export const afterCursor = (cursor: string | undefined) => (cursor === undefined ? undefined : Buffer.from(cursor, 'base64url').toString());
 
 /** `limit` and `cursor`, as `GET /v1/hooks` pages. */
 export const pageQuery = {
   limit: intParam('limit', 1, 500).default(100).describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` gives the matches in all.'),
   cursor: scalarParam('cursor')
     .regex(/^[A-Za-z0-9_-]{1,400}$/, 'cursor is not valid; start again without it')
-    .transform(decodeCursor)
     .optional()
     .describe('The opaque cursor of the next page, from the previous page\u2019s `Link`.'),
 };
@@ -50,7 +50,7 @@ export const listAccounts = defineRoute({
   query: z.object(pageQuery),
   responses: { 200: { description: 'One page of accounts.', schema: AdminAccountList, headers: pageHeaders } },
   async handler({ req, res, services, query }) {
-    sendPage(req, res, services, await services.directory.accounts({ limit: query.limit, after: query.cursor }));
+    sendPage(req, res, services, await services.directory.accounts({ limit: query.limit, after: afterCursor(query.cursor) }));
   },
 });
 
@@ -61,7 +61,7 @@ export const listUsers = defineRoute({
   query: z.object({ account_id: idParam('account_id').optional().describe('Only this account\u2019s users.'), ...pageQuery }),
   responses: { 200: { description: 'One page of users.', schema: AdminUserList, headers: pageHeaders } },
   async handler({ req, res, services, query }) {
-    sendPage(req, res, services, await services.directory.users(query.account_id, { limit: query.limit, after: query.cursor }));
+    sendPage(req, res, services, await services.directory.users(query.account_id, { limit: query.limit, after: afterCursor(query.cursor) }));
   },
 });
 
