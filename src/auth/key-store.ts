@@ -104,7 +104,7 @@ export class KeyStore {
   async create(input: NewKey): Promise<{ key: string; view: KeyView }> {
     return this.db.transaction(async (trx) => {
       const user = await trx.selectFrom('users').select('id').where('id', '=', input.user_id).executeTakeFirst();
-      if (!user) throw new AppError('validation', `user_id "${input.user_id}" is not a user of the catalog`, [{ path: 'user_id', message: 'no such user' }]);
+      if (!user) throw new AppError('validation', `Unknown user "${input.user_id}"`, [{ path: 'user_id', message: `Unknown user "${input.user_id}"` }]);
       return this.insert(trx, input);
     });
   }
