@@ -7,11 +7,19 @@ import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.
 /**
  * Child process of row 1 (options-warm): serves one target on 127.0.0.1:0.
  * - `full`: the production stack over the generated dataset, logging at `info`, background
- *   work started as main.ts does;
+ *   work started as main.ts does, the per-key rate limit on (`benchRateLimit` a minute);
+ * - `full-limit-off`: the same with the rate limit off (RATE_LIMIT_PER_MINUTE=0);
  * - `bare-node`: a node:http server sending `body` for `path`;
  * - `bare-express`: an Express 5 app with one route sending `body` (Express defaults kept).
  */
-export type TargetRole = 'full' | 'bare-node' | 'bare-express';
+export type TargetRole = 'full' | 'full-limit-off' | 'bare-node' | 'bare-express';
+
+/**
+ * The full stack's per-key rate limit (docs/keys.md): on, as in production, but high enough
+ * that the load never reaches it, so the limiter does all its work (reservations, headers) and
+ * refuses nothing. `full-limit-off` runs with RATE_LIMIT_PER_MINUTE=0 beside it: the limiter's cost.
+ */
+export const benchRateLimit = 10_000_000;
 
 export interface TargetOptions {
   role: TargetRole;
@@ -29,10 +37,11 @@ await serveChild<TargetOptions, TargetInfo>(async (options) => {
   let url: string;
   let log: BenchLog | undefined;
   let cleanup = async () => {};
-  if (options.role === 'full') {
+  if (options.role === 'full' || options.role === 'full-limit-off') {
     log = new BenchLog('options-warm');
+    const limit = options.role === 'full' ? String(benchRateLimit) : '0';
     // As main.ts: background work started (idle here: no hooks, no watched devices).
-    const stack = await buildStack({ dataset: benchDataset(), logger: log.logger('info'), start: true });
+    const stack = await buildStack({ dataset: benchDataset(), logger: log.logger('info'), start: true, env: { RATE_LIMIT_PER_MINUTE: limit } });
     ({ server, url } = await listenLoopback(stack.app));
     cleanup = async () => {
       await stack.services.close();
