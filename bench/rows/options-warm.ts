@@ -1,12 +1,12 @@
 import { request } from 'node:http';
 import { startChild, type ServerChild } from '../lib/child.js';
-import { benchGroupCount, benchKey, benchMenuId } from '../lib/dataset.js';
+import { benchGroupCount, benchKey, benchMenuId, benchRateLimit } from '../lib/dataset.js';
 import { runLoad, type LoadResult } from '../lib/load.js';
 import { commandFor, progress, type BenchRow, type BenchSettings, type RowOutput } from '../lib/row.js';
 import { fmtInt, fmtMs, fmtRatio, median } from '../lib/stats.js';
 import { BenchLog } from '../lib/stack.js';
 import type { TableRow } from '../lib/table.js';
-import { benchRateLimit, type TargetInfo, type TargetOptions, type TargetRole } from '../servers/options-targets.js';
+import type { TargetInfo, TargetOptions, TargetRole } from '../servers/options-targets.js';
 
 /**
  * Benchmark `options-warm`: the warm options endpoint (`/v1/menus/{id}/groups/options`, 200 groups)

@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Server } from 'node:http';
 import { serveChild } from '../lib/child.js';
-import { benchDataset } from '../lib/dataset.js';
+import { benchDataset, benchRateLimit } from '../lib/dataset.js';
 import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.js';
 
 /**
@@ -14,12 +14,6 @@ import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.
  */
 export type TargetRole = 'full' | 'full-limit-off' | 'bare-node' | 'bare-express';
 
-/**
- * The full stack's per-key rate limit (docs/keys.md): on, as in production, but high enough
- * that the load never reaches it, so the limiter does all its work (reservations, headers) and
- * refuses nothing. `full-limit-off` runs with RATE_LIMIT_PER_MINUTE=0 beside it: the limiter's cost.
- */
-export const benchRateLimit = 10_000_000;
 
 export interface TargetOptions {
   role: TargetRole;
