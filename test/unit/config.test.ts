@@ -36,7 +36,17 @@ describe('defaults (docs/configuration.md)', () => {
       WEBHOOK_SECRET_OVERLAP_MS: 86400000,
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'auto',
+      RATE_LIMIT_PER_MINUTE: 1200,
     });
+  });
+
+  test('RATE_LIMIT_PER_MINUTE takes 0 (off) to 10000000; ADMIN_TOKEN needs 32 printable characters and is never echoed', () => {
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).RATE_LIMIT_PER_MINUTE).toBe(0);
+    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).ADMIN_TOKEN).toBe('x'.repeat(32));
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow('Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer from 0 to 10000000 (got "-1")');
+    const short = 'too-short-admin-token';
+    expect(() => loadConfig({ ADMIN_TOKEN: short })).toThrow(/^Invalid configuration: ADMIN_TOKEN must be at least 32 characters \(openssl rand -hex 32\)$/);
+    expect(() => loadConfig({ ADMIN_TOKEN: `${'x'.repeat(32)} y` })).toThrow('ADMIN_TOKEN must be printable ASCII without spaces');
   });
 
   test('optional variables are unset by default', () => {
