@@ -105,6 +105,7 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: boolFlag.default(false),
   WEBHOOK_ALLOWED_TARGETS: allowedTargets.optional(),
   CONNECTOR_SECRET: secret.optional(),
+  CONNECTOR_SECRET_PREVIOUS: secret.optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -135,7 +136,7 @@ export type Config = z.infer<typeof envSchema>;
 export class ConfigError extends Error {}
 
 /** Values that are never echoed back in an error line. */
-const secretVariables = new Set(['CONNECTOR_SECRET', 'DATABASE_URL', 'METRICS_TOKEN', 'ADMIN_TOKEN']);
+const secretVariables = new Set(['CONNECTOR_SECRET', 'CONNECTOR_SECRET_PREVIOUS', 'DATABASE_URL', 'METRICS_TOKEN', 'ADMIN_TOKEN']);
 
 /**
  * Parses the environment. Throws ConfigError whose message has one line for each invalid
@@ -157,6 +158,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Checked beside the others, not after them: a rule between two variables is one more line.
   if (relevant.DATABASE_URL !== undefined && relevant.CONNECTOR_SECRET === undefined) {
     problems.set('CONNECTOR_SECRET', 'must be set when DATABASE_URL is: every replica must seal and open secrets with the same one');
+  }
+  // A rotation (docs/deploy.md) names the new secret as well as the old one.
+  if (relevant.CONNECTOR_SECRET_PREVIOUS !== undefined && relevant.CONNECTOR_SECRET === undefined) {
+    problems.set('CONNECTOR_SECRET', 'must be set when CONNECTOR_SECRET_PREVIOUS is: it is the new secret that stored secrets are re-sealed with');
   }
   if (problems.size > 0 || !parsed.success) {
     const order = Object.keys(envSchema.shape);

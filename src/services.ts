@@ -20,7 +20,7 @@ import { upstreamDeviceSource } from './sources/upstream-devices.js';
 import { upstreamMenuSource } from './sources/upstream-menus.js';
 import { UpstreamClient } from './upstream/client.js';
 import { KeyVerdicts, upstreamKeyVerifier } from './upstream/key-verdicts.js';
-import { SecretBox, connectorSecret } from './crypto/secret-box.js';
+import { connectorSecretBox } from './crypto/secret-box.js';
 import { SnapshotStore } from './triggers/snapshots.js';
 import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
@@ -137,7 +137,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const devices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts, cache('devices', config.DEVICE_CACHE_TTL_MS)) : rawDevices;
   const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache('menus', config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
   const upstreamVerify = upstreamKeyVerifier(verdicts);
-  const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
+  const box = connectorSecretBox(config, logger);
   const watches = new WatchStore(db, box, clock);
   const eventLog = new EventLog(db, clock, logger);
   const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));

@@ -52,6 +52,8 @@ export interface OpenOptions {
    * error that `isDatabaseUnavailable` recognises, so a request answers 503.
    */
   timeoutMs?: number;
+  /** False: open without applying pending migrations (`npm run migrate -- --dry-run`, `npm run backup`). */
+  migrate?: boolean;
 }
 
 const defaultTimeoutMs = 5_000;
@@ -71,9 +73,10 @@ async function readAndWrite(kysely: Kysely<Tables>): Promise<void> {
 
 /** Opens the database and applies pending migrations (once, even with replicas starting together). */
 export async function openDatabase(options: OpenOptions): Promise<Db> {
-  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs);
+  const migrate = options.migrate !== false;
+  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs, migrate);
   try {
-    if (db.engine === 'postgres') await migratePostgres(db.kysely);
+    if (db.engine === 'postgres' && migrate) await migratePostgres(db.kysely);
     return db;
   } catch (err) {
     await db.close();
@@ -81,7 +84,7 @@ export async function openDatabase(options: OpenOptions): Promise<Db> {
   }
 }
 
-function openSqlite(path: string, timeoutMs: number): Db {
+function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new BetterSqlite3(path);
   // At open, nothing else runs yet: the journal switch and the migrations may wait the whole bound.
@@ -89,7 +92,7 @@ function openSqlite(path: string, timeoutMs: number): Db {
   raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('synchronous = NORMAL');
-  migrateSqlite(raw);
+  if (migrate) migrateSqlite(raw);
   // Serving: better-sqlite3 is synchronous, so SQLite's own busy wait would block the event
   // loop, and every other request, for as long as another process holds the write lock. It is
   // kept short; statements wait for the lock asynchronously instead (sqlite-driver.ts), up to `timeoutMs`.
