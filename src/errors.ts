@@ -10,6 +10,7 @@ export const errorStatus = {
   invalid_key: 401,
   invalid_scopes: 403,
   not_found: 404,
+  method_not_allowed: 405,
   limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
