@@ -3,7 +3,7 @@ import { defaultErrorText } from '../../openapi/operation.js';
 import { enrolKey } from '../../triggers/device-triggers.js';
 import { eventTypes, type EventType } from '../../triggers/transitions.js';
 import { validationError } from '../../errors.js';
-import { resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
+import { privateTargetsHint, resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
 import { nextPageUrl } from '../base-url.js';
 import { intParam, scalarParam } from '../query.js';
 import { DeliveryAttemptList, Hook, HookList, NewHook } from '../responses.js';
@@ -33,7 +33,10 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
         .min(1, 'target_url is required')
         .max(2048, 'target_url must be at most 2048 characters')
         // No spaces or characters a URI may not contain: what `format: uri` promises.
-        .regex(httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i, `target_url must be an absolute ${schemes} URL`)
+        .regex(
+          httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i,
+          `target_url must be an absolute ${schemes} URL${httpAllowed ? '' : `; ${privateTargetsHint}`}`,
+        )
         .meta({ format: 'uri' })
         .describe(
           allowPrivateTargets
