@@ -66,7 +66,10 @@ function triggerHint(context: BannerContext): string[] {
   const first = '  (the trigger answers [] until a screen changes status: its first call starts watching the key;';
   if (context.heartbeatsSimulated) return [`${first} here screens go offline and come back every minute or so)`];
   if (!context.demoLoaded) return [`${first} events come as the screens' heartbeats stop or resume)`];
-  return [`${first} the first screens go offline ${formatDuration(context.heartbeatTimeoutMs)} after their last heartbeat,`, '   or run npm run demo instead of npm start to see changes every minute or so)'];
+  return [
+    `${first} the first screens go offline ${formatDuration(context.heartbeatTimeoutMs)} after their last heartbeat,`,
+    '   or run npm run demo instead of npm start to see changes every minute or so)',
+  ];
 }
 
 function formatDuration(ms: number): string {

@@ -142,7 +142,8 @@ export function permittedAddresses(policy: TargetPolicy, url: URL): (address: st
  * learns the settings that allow it (docs/webhooks.md).
  */
 export const privateTargetsHint =
-  'to deliver to http:// or to a private or loopback address, start the connector with WEBHOOK_ALLOWED_TARGETS listing the origin (http://127.0.0.1:4000) or its range, ' +
+  'to deliver to http:// or to a private or loopback address, start the connector with ' +
+  'WEBHOOK_ALLOWED_TARGETS listing the origin (http://127.0.0.1:4000) or its range, ' +
   'or with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (development only); npm run demo allows both';
 
 /** A scheme or address refusal with the hint appended; other problems as they are. */
