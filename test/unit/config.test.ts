@@ -179,6 +179,10 @@ describe('invalid values stop with one line naming the variable', () => {
     ['LOG_FORMAT', 'JSON', /LOG_FORMAT must be one of auto, pretty, json/],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe', /WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false/],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes', /WEBHOOK_ALLOW_PRIVATE_TARGETS/],
+    ['TRUST_PROXY', 'true', /TRUST_PROXY must be a hop count from 1 to 100 .* or comma-separated proxy addresses or CIDR ranges/],
+    ['TRUST_PROXY', '0', /TRUST_PROXY must be a hop count from 1 to 100/],
+    ['TRUST_PROXY', '10.0.0.0/8,proxy.internal', /TRUST_PROXY must be .*; "proxy.internal" is neither/],
+    ['TRUST_PROXY', '10.0.0.0/33', /TRUST_PROXY must be .*; "10.0.0.0\/33" is neither/],
   ])('%s=%j', (name, value, pattern) => {
     const err = configError({ [name]: value });
     expect(err.message).toMatch(pattern);
@@ -199,6 +203,12 @@ describe('invalid values stop with one line naming the variable', () => {
     expect(err.message).not.toContain('\n');
     expect(err.message).not.toContain(value);
     expect(err.message).not.toContain(value.slice(0, 8));
+  });
+
+  test('TRUST_PROXY takes a hop count or proxy addresses and CIDR ranges, as Express\'s `trust proxy` does', () => {
+    expect(loadConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8' }).TRUST_PROXY).toEqual(['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
+    expect(loadConfig({}).TRUST_PROXY).toBeUndefined();
   });
 
   test('every invalid variable is reported, one line each, in the order of the table', () => {
