@@ -87,9 +87,34 @@ const allowedTargets = z.string().transform((text, ctx): AllowedTargets => {
   return targets;
 });
 
+/**
+ * `TRUST_PROXY`: the proxies in front, as Express's `trust proxy` setting takes them: a hop
+ * count (the nearest N addresses of X-Forwarded-For are proxies) or the proxies' addresses and
+ * CIDR ranges. `true` (trust every hop) is refused: any client could then name its own address.
+ */
+export type TrustProxy = number | string[];
+
+const trustProxy = z.string().transform((text, ctx): TrustProxy => {
+  const problem = 'must be a hop count from 1 to 100 (1 = one proxy in front) or comma-separated proxy addresses or CIDR ranges such as 10.0.0.0/8';
+  if (/^\d+$/.test(text.trim())) {
+    const hops = Number(text.trim());
+    if (hops >= 1 && hops <= 100) return hops;
+    ctx.addIssue({ code: 'custom', message: problem });
+    return 0;
+  }
+  const entries = text.split(',').map((e) => e.trim()).filter(Boolean);
+  const invalid = entries.filter((entry) => isIP(entry) === 0 && parseRange(entry) === null);
+  if (entries.length === 0 || invalid.length > 0) {
+    const which = invalid.length === 0 ? '' : `; ${invalid.map((e) => JSON.stringify(e)).join(', ')} ${invalid.length === 1 ? 'is' : 'are'} neither`;
+    ctx.addIssue({ code: 'custom', message: `${problem}${which}` });
+  }
+  return entries;
+});
+
 const envSchema = z.object({
   PORT: intIn(0, 65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
+  TRUST_PROXY: trustProxy.optional(),
   DATABASE_PATH: z.string().min(1).default('data/connector.db'),
   DATASET: z.string().min(1).optional(),
   DEVICE_API_URL: baseUrl.optional(),
@@ -121,7 +146,14 @@ const envSchema = z.object({
   DATABASE_TIMEOUT_MS: intIn(100, 600_000).default(5000),
   WEBHOOK_TARGET_CONCURRENCY: intIn(1, 1000).default(8),
   WEBHOOK_MAX_HOOKS_PER_KEY: intIn(1, 1_000_000).default(1000),
+  WEBHOOK_SECRET_OVERLAP_MS: intIn(0, 30 * 86_400_000).default(86_400_000),
   METRICS_TOKEN: z.string().min(1).optional(),
+  RATE_LIMIT_PER_MINUTE: intIn(0, 10_000_000).default(1200),
+  ADMIN_TOKEN: z
+    .string()
+    .min(32, 'must be at least 32 characters (openssl rand -hex 32)')
+    .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces')
+    .optional(),
 });
 
 export type Config = z.infer<typeof envSchema>;
@@ -129,7 +161,7 @@ export type Config = z.infer<typeof envSchema>;
 export class ConfigError extends Error {}
 
 /** Values that are never echoed back in an error line. */
-const secretVariables = new Set(['CONNECTOR_SECRET', 'CONNECTOR_SECRET_PREVIOUS', 'DATABASE_URL', 'METRICS_TOKEN']);
+const secretVariables = new Set(['CONNECTOR_SECRET', 'CONNECTOR_SECRET_PREVIOUS', 'DATABASE_URL', 'METRICS_TOKEN', 'ADMIN_TOKEN']);
 
 /**
  * Parses the environment. Throws ConfigError whose message has one line for each invalid

@@ -26,6 +26,8 @@ import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
+import { HookOperations } from './webhooks/hook-operations.js';
+import { OperationalEvents } from './webhooks/operational-events.js';
 import { retention } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
@@ -33,6 +35,12 @@ import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
 import { targetPolicy, type TargetPolicy } from './webhooks/target-guard.js';
 import { Metrics } from './metrics/metrics.js';
 import { queueStats } from './metrics/queue-stats.js';
+import { KeyStore } from './auth/key-store.js';
+import { CatalogDirectory } from './auth/catalog-directory.js';
+import { KeyUsage } from './auth/key-usage.js';
+import { keyLimits, type KeyLimits } from './auth/key-limits.js';
+import { RateLimiter } from './auth/rate-limiter.js';
+import { RateLimitStore } from './auth/rate-limit-store.js';
 
 /** Everything routes need, built once and handed to `createApp`. */
 export interface Services {
@@ -55,12 +63,20 @@ export interface Services {
   confirmDeviceKey(principal: Principal): Promise<void>;
   options: OptionsService;
   failedAttempts: FailedAttempts;
+  /** The embedded catalog's keys and their lifecycle (docs/keys.md): the operator API and `npm run keys`. */
+  keyStore: KeyStore;
+  /** The embedded catalog's accounts and users, for the operator API. */
+  directory: CatalogDirectory;
+  /** The per-key rate limit and record of use, applied to every request with a good key. */
+  keyLimits: KeyLimits;
   watches: WatchStore;
   eventLog: EventLog;
   poller: DeviceStatusPoller;
   hooks: HookStore;
   deliverer: WebhookDeliverer;
   deliveryQueue: DeliveryQueue;
+  /** Test, resend, recover, and a hook's deliveries (docs/webhooks.md, "When something goes wrong"). */
+  hookOps: HookOperations;
   /** Which webhook targets are accepted besides public https ones, at subscribe and at delivery. */
   targets: TargetPolicy;
   /** This app's Prometheus metrics (`GET /metrics`). */
@@ -124,21 +140,29 @@ export function buildServices(deps: ServiceDeps): Services {
   const box = connectorSecretBox(config, logger);
   const watches = new WatchStore(db, box, clock);
   const eventLog = new EventLog(db, clock, logger);
-  const deliveryQueue = new DeliveryQueue(db, clock);
+  const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
+  const keyStore = new KeyStore(db, clock);
+  const rateLimits = new RateLimitStore(db);
+  // Upstream keys have no id here: their use is the upstream's to record.
+  const keyUsage = new KeyUsage(clock, (uses) => keyStore.recordUse(uses), logger);
+  const limits = keyLimits(new RateLimiter(rateLimits, clock, logger), config.RATE_LIMIT_PER_MINUTE, keyUsage);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
+  const send = deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets);
   const deliverer = new WebhookDeliverer({
     queue: deliveryQueue,
     clock,
     logger,
     box,
-    send: deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets),
+    send,
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     perTargetConcurrency: config.WEBHOOK_TARGET_CONCURRENCY,
     metrics,
   });
-  const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY);
+  const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
+  const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
+  const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
   const poller = new DeviceStatusPoller({
     db,
     clock,
@@ -201,19 +225,26 @@ export function buildServices(deps: ServiceDeps): Services {
       },
     ),
     failedAttempts,
+    keyStore,
+    directory: new CatalogDirectory(db),
+    keyLimits: limits,
     watches,
     eventLog,
     poller,
     hooks,
     deliverer,
     deliveryQueue,
+    hookOps,
     targets,
     metrics,
     start() {
       poller.start();
       deliverer.start();
       housekeeping = setInterval(() => {
-        void failedAttempts.prune().catch((err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped'));
+        const skipped = (err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped');
+        void failedAttempts.prune().catch(skipped);
+        void rateLimits.prune(clock.now()).catch(skipped);
+        void keyUsage.flush();
       }, housekeepingMs);
       housekeeping.unref();
     },
@@ -235,7 +266,9 @@ export function buildServices(deps: ServiceDeps): Services {
     async close(requestGraceMs = 0) {
       if (housekeeping) clearInterval(housekeeping);
       // Together: the deliverer stops sending while the polls wind down, not after.
-      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop())]);
+      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop()), stopPart('recovers', () => hookOps.stop())]);
+      // The last minute's key uses, before the database closes.
+      await keyUsage.flush();
     },
     stillStopping: () => [...stopping],
   };

@@ -10,6 +10,7 @@ import type { SecretBox } from './secret-box.js';
  */
 export const sealedColumns = [
   { table: 'hooks', key: 'id', column: 'secret_cipher' },
+  { table: 'hooks', key: 'id', column: 'secret_previous_cipher' },
   { table: 'watches', key: 'key_hash', column: 'key_cipher' },
 ] as const;
 

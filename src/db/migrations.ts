@@ -269,6 +269,35 @@ export const migrations: Array<(t: Types) => string> = [
   CREATE INDEX deliveries_hook_head ON deliveries(hook_id, status, fair_at);
   DROP INDEX deliveries_hook;
   `,
+  (t) => `
+  -- Operating webhooks (docs/webhooks.md, "When something goes wrong"): a rotated secret is
+  -- kept sealed beside the new one until its overlap ends (deliveries carry both signatures
+  -- meanwhile); every attempt keeps the request headers it sent (never the secret) and the
+  -- first 1,024 bytes of the answer; a hook's deliveries page newest first from one index.
+  ALTER TABLE hooks ADD COLUMN secret_previous_cipher TEXT;
+  ALTER TABLE hooks ADD COLUMN secret_previous_until ${t.int8};
+  ALTER TABLE delivery_attempts ADD COLUMN request_headers TEXT;
+  ALTER TABLE delivery_attempts ADD COLUMN response_body TEXT;
+  CREATE INDEX deliveries_hook_order ON deliveries(hook_id, id);
+  `,
+  (t) => `
+  -- Key lifecycle (docs/keys.md): a key's first 8 characters to recognise it by (NULL for keys
+  -- imported by their hash alone), when it was last used (to the minute, flushed from memory),
+  -- when it expires or was revoked, and its own rate limit (NULL = RATE_LIMIT_PER_MINUTE).
+  ALTER TABLE api_keys ADD COLUMN prefix TEXT;
+  ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+  ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+  ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
+  ALTER TABLE api_keys ADD COLUMN rate_limit_per_minute INTEGER;
+  CREATE INDEX api_keys_user ON api_keys(user_id, id);
+  -- The per-key rate limit shared by every replica (docs/keys.md): a GCRA theoretical arrival
+  -- time in microseconds, and what the last reservation granted (read back by RETURNING).
+  CREATE TABLE rate_limits (
+    key_hash TEXT PRIMARY KEY,
+    tat ${t.int8} NOT NULL,
+    granted INTEGER NOT NULL
+  );
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

@@ -10,7 +10,24 @@ import type { Generated } from 'kysely';
 export interface Tables {
   accounts: { id: string; name: string };
   users: { id: string; account_id: string; name: string };
-  api_keys: { id: string; user_id: string; name: string; key_sha256: string; scopes: string; created_at: string };
+  api_keys: {
+    id: string;
+    user_id: string;
+    name: string;
+    key_sha256: string;
+    scopes: string;
+    created_at: string;
+    /** The key's first 8 characters (null: imported by its hash alone). */
+    prefix: string | null;
+    /** Catalog timestamps; `last_used_at` to the minute. */
+    last_used_at: string | null;
+    expires_at: string | null;
+    revoked_at: string | null;
+    /** The key's own limit; null = RATE_LIMIT_PER_MINUTE. */
+    rate_limit_per_minute: number | null;
+  };
+  /** The per-key rate limit's shared state (auth/rate-limit-store.ts). */
+  rate_limits: { key_hash: string; tat: number; granted: number };
   devices: DeviceRow;
   /**
    * `registered_at` is the device's, copied so that a user's devices page in order from one index;
@@ -89,6 +106,10 @@ export interface Tables {
     disabled_at: number | null;
     /** The virtual time of the hook's last queued delivery (fairness). */
     fair_cursor: Generated<number>;
+    /** The secret replaced by the last rotation, sealed, while deliveries are still signed with it too. */
+    secret_previous_cipher: string | null;
+    /** When the rotated-away secret stops signing (ms). */
+    secret_previous_until: number | null;
   };
   deliveries: {
     id: Generated<number>;
@@ -118,6 +139,10 @@ export interface Tables {
     attempted_at: string;
     next_attempt_at: string | null;
     outcome: string;
+    /** The request headers sent, as JSON (the signature, never the secret); null before migration 12. */
+    request_headers: string | null;
+    /** The first 1,024 bytes of the answer's body, as text; null when no answer came. */
+    response_body: string | null;
   };
   failed_attempts: { client: string; window_start: number; failures: number };
   readiness_probe: { id: number; checked_at: string };

@@ -1,8 +1,9 @@
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.js';
-import { authenticate, confirmDeviceKey } from '../auth/authenticate.js';
+import { authenticate, confirmDeviceKey, missingScope } from '../auth/authenticate.js';
 import { AppError } from '../errors.js';
+import { adminToken } from '../auth/admin-token.js';
 import { parseBody, parseParams, parseQuery } from './query.js';
 import type { Route, RouteAuth } from './route.js';
 
@@ -35,7 +36,7 @@ const requireJson: RequestHandler = (req, _res, next) => {
 const jsonBody = express.json({ limit: '16kb', strict: false });
 
 function authMiddleware(auth: RouteAuth, services: Services): RequestHandler[] {
-  const checked = authenticate({ headers: auth.headers, scope: auth.scopes[0], verify: services.keys[auth.keys], attempts: services.failedAttempts });
+  const checked = authenticate({ headers: auth.headers, scope: auth.scopes[0], verify: services.keys[auth.keys], attempts: services.failedAttempts, limits: services.keyLimits });
   return auth.confirmDeviceKey ? [checked, confirmDeviceKey(services)] : [checked];
 }
 
@@ -45,7 +46,8 @@ function laterScopes(auth: RouteAuth | undefined): ((req: Request) => void) | nu
   if (later.length === 0) return null;
   return (req) => {
     const scopes = req.principal?.scopes;
-    if (scopes && later.some((scope) => !scopes.has(scope))) throw new AppError('invalid_scopes', 'Invalid scopes');
+    const missing = scopes ? later.find((scope) => !scopes.has(scope)) : undefined;
+    if (missing) throw missingScope(missing);
   };
 }
 
@@ -81,20 +83,59 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
   const handle: RequestHandler = (req, res) => {
     checkScopes?.(req);
     const { query, params } = readUrl(req);
-    const body = bodySchema ? parseBody(bodySchema, req.body) : undefined;
+    const body = bodySchema && !(route.bodyOptional && req.body === undefined) ? parseBody(bodySchema, req.body) : undefined;
     return handler({ req, res, services, principal: req.principal, params, query, body, state });
   };
-  return [...(route.auth ? authMiddleware(route.auth, services) : []), ...(bodySchema ? [requireJson, jsonBody] : []), handle];
+  const guard = route.admin ? [adminToken(services.config.ADMIN_TOKEN, services.failedAttempts)] : route.auth ? authMiddleware(route.auth, services) : [];
+  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle];
 }
 
 /**
  * Registers every route: the hot ones on the app itself, first; the others, in the order
- * given, on one router mounted after them.
+ * given, on one router mounted after them; then the answer for a known path asked with a
+ * method none of its routes declares.
  */
 export function mountRoutes(app: Express, routes: readonly Route[], services: Services): void {
   const router = Router();
   for (const route of routes) {
     (route.hot ? app : router)[route.method](expressPath(route.path), ...handlerOf(route, services, routes));
   }
-  app.use(router);
+  app.use(router, methodNotAllowed(routes));
+}
+
+/**
+ * Reached only when no route answered: every declared path pattern that matches the path
+ * adds its methods (GET brings HEAD, which Express answers with the GET route), and a path
+ * that matched any is a 405 `Method not allowed` with `Allow` listing them; OPTIONS gets 200
+ * with the same `Allow`, as Express's router answers it on the paths it holds. A path no
+ * declaration matches falls through to the 404. Matched here rather than with `router.all`,
+ * so the registered routes stay exactly the documented operations.
+ */
+function methodNotAllowed(routes: readonly Route[]): RequestHandler {
+  const byPath = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const route of routes) {
+    const entry = byPath.get(route.path) ?? { pattern: pathPattern(route.path), methods: new Set<string>() };
+    entry.methods.add(route.method.toUpperCase());
+    if (route.method === 'get') entry.methods.add('HEAD');
+    byPath.set(route.path, entry);
+  }
+  return (req, res, next) => {
+    const allowed = new Set<string>();
+    for (const [path, { pattern, methods }] of byPath) {
+      if (!pattern.test(req.path)) continue;
+      req.routePattern ??= expressPath(path);
+      for (const method of methods) allowed.add(method);
+    }
+    // No declaration matched, or one with this method passed the request on: not ours to answer.
+    if (allowed.size === 0 || allowed.has(req.method)) return next();
+    const allow = [...allowed].sort().join(', ');
+    if (req.method === 'OPTIONS') return void res.set('Allow', allow).type('text/plain').send(allow);
+    throw new AppError('method_not_allowed', 'Method not allowed', undefined, { Allow: allow });
+  };
+}
+
+/** An OpenAPI path as Express matches it: a parameter is one segment, a trailing slash optional, any case. */
+function pathPattern(path: string): RegExp {
+  const parts = path.split(/\{[A-Za-z0-9_]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return new RegExp(`^${parts.join('[^/]+')}/?$`, 'i');
 }

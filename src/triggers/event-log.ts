@@ -8,7 +8,7 @@ import { queueDeliveries } from '../webhooks/fan-out.js';
 import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
-import type { DeviceEvent, EventType } from './transitions.js';
+import { eventTypes, type DeviceEvent, type EventType } from './transitions.js';
 import { snapshotWrites, type SnapshotRow } from './snapshots.js';
 
 /** Status-change log lines written before other work gets a turn. */
@@ -86,7 +86,8 @@ export class EventLog {
       .selectFrom('events')
       .select('payload')
       .where('key_hash', '=', keyHash)
-      .$if(filter.types !== undefined, (q) => q.where('type', 'in', filter.types!))
+      // Device-status events only: the log also holds test deliveries' events.
+      .where('type', 'in', filter.types ?? [...eventTypes])
       .$if(filter.devices !== undefined, (q) => q.where('device_id', 'in', filter.devices!))
       .orderBy('seq', 'desc')
       .limit(filter.limit)
@@ -94,8 +95,11 @@ export class EventLog {
     return rows.map((r) => r.payload);
   }
 
-  /** Oldest first, after the event `afterId` (replay). An unknown id is a 400 naming `after`. */
-  async after(keyHash: string, afterId: string | undefined, limit: number): Promise<string[]> {
+  /**
+   * Oldest first, after the event `afterId` (replay). An unknown id is a 400 naming `after`.
+   * `types`: device-status events unless others are named (operational events).
+   */
+  async after(keyHash: string, afterId: string | undefined, limit: number, types: readonly string[] = eventTypes): Promise<string[]> {
     let seq = 0;
     if (afterId !== undefined) {
       const found = await this.db.kysely.selectFrom('events').select('seq').where('key_hash', '=', keyHash).where('id', '=', afterId).executeTakeFirst();
@@ -110,6 +114,7 @@ export class EventLog {
       .select('payload')
       .where('key_hash', '=', keyHash)
       .where('seq', '>', seq)
+      .where('type', 'in', [...types])
       .orderBy('seq')
       .limit(limit)
       .execute();
@@ -146,6 +151,40 @@ export class EventLog {
     return Number(result.numDeletedRows);
   }
 }
+
+/** Writes to `events` that other modules make inside their own transactions (one writer per table). */
+export const eventWrites = {
+  /**
+   * Logs one event that is not a device-status change (a `webhook.test`; docs/webhooks.md),
+   * with the payload as given; returns its position in the log. Such events never show in the
+   * polling trigger or, without `type`, in `GET /v1/events`.
+   */
+  async insertOne(trx: Kysely<Tables>, keyHash: string, event: { id: string; type: string; occurred_at: string; payload: string }, now: number): Promise<number> {
+    const row = await trx
+      .insertInto('events')
+      .values({ id: event.id, key_hash: keyHash, type: event.type, device_id: '', occurred_at: event.occurred_at, payload: event.payload, created_at: now })
+      .returning('seq')
+      .executeTakeFirstOrThrow();
+    return Number(row.seq);
+  },
+  /**
+   * Logs operational events (an id already logged for the key is ignored: ids are
+   * deterministic) and queues them to the key's other hooks that list their type. `about` is
+   * the hook an event tells of, kept in `device_id`. Returns how many were new.
+   */
+  async insertOperational(trx: Kysely<Tables>, keyHash: string, events: Array<{ id: string; type: string; occurred_at: string; about: string; payload: string }>, now: number): Promise<number> {
+    const rows = await trx
+      .insertInto('events')
+      .values(events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.about, occurred_at: e.occurred_at, payload: e.payload, created_at: now })))
+      .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
+      .returning(['seq', 'id'])
+      .execute();
+    const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]));
+    const fresh = events.filter((e) => seqOf.has(e.id));
+    if (fresh.length > 0) await queueDeliveries(trx, keyHash, fresh, seqOf, now);
+    return fresh.length;
+  },
+};
 
 /** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
 async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number): Promise<DeviceEvent[]> {

@@ -53,7 +53,7 @@ describe('activepieces export', () => {
     );
     expect(files.get('src/lib/triggers.ts')).toBe(readFileSync(join(projectRoot, 'src/export/activepieces-app/src/lib/triggers.ts'), 'utf8'));
     expect(files.get('src/index.ts')).toMatch(/export const signageConnector = createPiece\(/);
-    expect(files.get('README.md')).not.toMatch(/\{\{[A-Z_]+\}\}/);
+    expect(files.get('README.md')).not.toMatch(/\{\{[A-Z][A-Z0-9_]*\}\}/);
   });
 
   test('package.json: the pinned framework versions, strict type check and the tests in npm test', () => {

@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import { defaultErrorText } from '../../openapi/operation.js';
 import { enrolKey } from '../../triggers/device-triggers.js';
-import { eventTypes, type EventType } from '../../triggers/transitions.js';
+import { eventTypes } from '../../triggers/transitions.js';
+import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { validationError } from '../../errors.js';
-import { resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
+import { privateTargetsHint, resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
 import { nextPageUrl } from '../base-url.js';
 import { intParam, scalarParam } from '../query.js';
-import { DeliveryAttemptList, Hook, HookList, NewHook } from '../responses.js';
+import { Hook, HookList, NewHook } from '../responses.js';
 import { defineRoute, type Route, type RouteAuth } from '../route.js';
 
 /** docs/webhooks.md: REST-hook subscriptions and their delivery log. */
 const auth = { keys: 'device', headers: 'either', scopes: ['hooks:write'], confirmDeviceKey: true } as const satisfies RouteAuth;
-
-const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
 const hookParams = z.object({
   id: z.string().describe('The hook id (`hook_…`).'),
@@ -33,7 +32,10 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
         .min(1, 'target_url is required')
         .max(2048, 'target_url must be at most 2048 characters')
         // No spaces or characters a URI may not contain: what `format: uri` promises.
-        .regex(httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i, `target_url must be an absolute ${schemes} URL`)
+        .regex(
+          httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i,
+          `target_url must be an absolute ${schemes} URL${httpAllowed ? '' : `; ${privateTargetsHint}`}`,
+        )
         .meta({ format: 'uri' })
         .describe(
           allowPrivateTargets
@@ -43,13 +45,13 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
               : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
         ),
       events: z
-        .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
+        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), { error: 'events must be an array' })
         .min(1, 'events must not be empty')
-        .max(eventTypes.length, `events must list at most ${eventTypes.length} event types`)
+        .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
         .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
         .meta({ uniqueItems: true })
         .optional()
-        .describe('Event types to deliver; default both.'),
+        .describe('Event types to deliver; default both device types. `hook.disabled` and `delivery.dead` (operational events of the key\u2019s other hooks) only when listed.'),
       device_ids: z
         .array(z.string({ error: 'device_ids must list strings' }).min(1, 'device_ids must not contain an empty id').max(200, 'device_ids must be at most 200 characters each'), {
           error: 'device_ids must be an array of device ids or null',
@@ -167,14 +169,5 @@ export const deleteHook = defineRoute({
   async handler({ res, services, principal, params }) {
     await services.hooks.delete(principal.keyHash, params.id);
     res.status(204).end();
-  },
-});
-
-export const listHookDeliveries = defineRoute({
-  ...oneHook,
-  method: 'get', path: '/v1/hooks/{id}/deliveries', operationId: 'listHookDeliveries', summary: 'Delivery attempts',
-  responses: { 200: { description: 'The latest 100 attempts, newest first.', schema: DeliveryAttemptList } },
-  async handler({ res, services, principal, params }) {
-    res.json(await services.hooks.attempts(principal.keyHash, params.id));
   },
 });

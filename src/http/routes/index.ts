@@ -3,12 +3,15 @@ import type { TargetPolicy } from '../../webhooks/target-guard.js';
 import type { Route } from '../route.js';
 import { getDevice, listDevices } from './devices.js';
 import { docsPageRoute, getOpenApi } from './docs.js';
-import { createHook, deleteHook, getHook, listHookDeliveries, listHooks } from './hooks.js';
+import { createHook, deleteHook, getHook, listHooks } from './hooks.js';
+import { getHookDelivery, listHookDeliveries, recoverHook, resendHookDelivery, rotateHookSecret, testHook, updateHook } from './hook-operations.js';
 import { listGroups, listMenus } from './menus.js';
 import { metrics } from './metrics.js';
 import { optionRoute } from './options.js';
 import { getManifest, getManifestSchema, getMe, health, readiness } from './service.js';
 import { listEvents, pollDeviceStatus, sampleDeviceStatus } from './triggers.js';
+import { listAccounts, listUsers, queueHealth } from './admin.js';
+import { createKey, listKeys, revokeKey, rollKey, updateKey } from './admin-keys.js';
 
 export { docsAssets } from './docs.js';
 
@@ -32,8 +35,14 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     createHook(targets),
     listHooks,
     getHook,
+    updateHook,
     deleteHook,
     listHookDeliveries,
+    getHookDelivery,
+    resendHookDelivery,
+    recoverHook,
+    testHook,
+    rotateHookSecret,
     health,
     readiness,
     getManifest,
@@ -41,5 +50,14 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     metrics,
     getOpenApi,
     docsPageRoute,
+    // The operator API (docs/keys.md): 404 unless ADMIN_TOKEN is set.
+    listAccounts,
+    listUsers,
+    listKeys,
+    createKey,
+    updateKey,
+    revokeKey,
+    rollKey,
+    queueHealth,
   ];
 }
