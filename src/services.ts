@@ -26,7 +26,7 @@ import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
-import { retention } from './webhooks/retention.js';
+import { RetentionSweeper } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
@@ -58,6 +58,8 @@ export interface Services {
   watches: WatchStore;
   eventLog: EventLog;
   poller: DeviceStatusPoller;
+  /** The 7-day retention sweep, a loop of its own (docs/webhooks.md, "Retention"). */
+  retention: RetentionSweeper;
   hooks: HookStore;
   deliverer: WebhookDeliverer;
   deliveryQueue: DeliveryQueue;
@@ -139,6 +141,7 @@ export function buildServices(deps: ServiceDeps): Services {
     metrics,
   });
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY);
+  const retention = new RetentionSweeper({ db, clock, logger, queue: deliveryQueue, log: eventLog, hooks, intervalMs: config.POLL_INTERVAL_MS });
   const poller = new DeviceStatusPoller({
     db,
     clock,
@@ -147,7 +150,7 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     log: eventLog,
     snapshots: new SnapshotStore(db),
-    prune: retention({ clock, queue: deliveryQueue, log: eventLog, hooks }),
+    prune: async () => void (await retention.runOnce()),
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,
     // Longer than one poll can take (every attempt of a page timing out), so a slow poll is
@@ -204,6 +207,7 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     eventLog,
     poller,
+    retention,
     hooks,
     deliverer,
     deliveryQueue,
@@ -212,6 +216,7 @@ export function buildServices(deps: ServiceDeps): Services {
     start() {
       poller.start();
       deliverer.start();
+      retention.start();
       housekeeping = setInterval(() => {
         void failedAttempts.prune().catch((err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped'));
       }, housekeepingMs);
@@ -235,7 +240,11 @@ export function buildServices(deps: ServiceDeps): Services {
     async close(requestGraceMs = 0) {
       if (housekeeping) clearInterval(housekeeping);
       // Together: the deliverer stops sending while the polls wind down, not after.
-      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop())]);
+      await Promise.all([
+        stopPart('poller', () => poller.stop(requestGraceMs)),
+        stopPart('deliverer', () => deliverer.stop()),
+        stopPart('retention', () => retention.stop()),
+      ]);
     },
     stillStopping: () => [...stopping],
   };

@@ -32,6 +32,13 @@ export interface Db {
    * to run it in. SQLite's planner needs none: a no-op there.
    */
   refreshStatistics(tables: ReadonlyArray<keyof Tables>, rowsWritten: number, executor?: Kysely<Tables>): Promise<void>;
+  /**
+   * SQLite: copies the write-ahead log into the database and cuts the file back (a TRUNCATE
+   * checkpoint on the checkpointer's thread, sqlite-checkpointer.ts), after a bulk delete such
+   * as the retention sweep, so its log does not stay hundreds of megabytes; true when the log is
+   * within its limit afterwards. PostgreSQL: nothing to do (true).
+   */
+  truncateLog(): Promise<boolean>;
   /** Throws when the database cannot serve a real read and a write (`/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -115,6 +122,7 @@ function openSqlite(path: string, timeoutMs: number): Db {
         }
       }),
     refreshStatistics: async () => undefined,
+    truncateLog: async () => (checkpointer ? checkpointer.truncate() : true),
     ping: () => readAndWrite(kysely),
     close: async () => {
       await checkpointer?.stop();
@@ -178,6 +186,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
       if (rowsWritten < bulkRows || tables.length === 0) return;
       await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
     },
+    truncateLog: async () => true,
     ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };

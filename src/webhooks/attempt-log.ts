@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
+import { inSlices } from '../db/slices.js';
 import { hookWrites } from './hook-store.js';
 import { retryPlace } from './fan-out.js';
 import { formatMicros } from '../time/timestamps.js';
@@ -87,11 +88,12 @@ export async function trimAttempts(db: Kysely<Tables>, hookId: string, over = 2 
 /**
  * Deliveries still pending whose event was logged before `cutoff` (ms) are given up: `dead`,
  * with an attempt record that says why, so the end shows in the hook's deliveries list instead
- * of the delivery vanishing with its event. Returns how many.
+ * of the delivery vanishing with its event. In slices of at most 500, each its own transaction,
+ * other work running in between (`inSlices`); `signal` stops it between slices. Returns how many.
  */
-export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string): Promise<number> {
-  let expired = 0;
-  for (;;) {
+export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string, signal?: AbortSignal): Promise<number> {
+  const { rows } = await inSlices(async (limit) => {
+    const size = Math.min(limit, 500);
     const done = await db.transaction(async (trx) => {
       const rows = await trx
         .selectFrom('deliveries as d')
@@ -99,7 +101,7 @@ export async function expireDeliveries(db: Db, now: number, cutoff: number, reas
         .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
         .where('d.status', '=', 'pending')
         .where('e.created_at', '<', cutoff)
-        .limit(500)
+        .limit(size)
         .execute();
       if (rows.length === 0) return 0;
       await trx.updateTable('deliveries').set({ status: 'dead', leased_until: 0 }).where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'pending').execute();
@@ -123,9 +125,28 @@ export async function expireDeliveries(db: Db, now: number, cutoff: number, reas
         .execute();
       return rows.length;
     });
-    expired += done;
-    if (done < 500) return expired;
+    return { rows: done, more: done === size };
+  }, signal);
+  return rows;
+}
+
+/**
+ * The deliveries of events the event log is about to delete, and their attempts, inside its
+ * transaction (the retention sweep's slice: triggers/event-log.ts `prune`). Returns how many of each.
+ */
+export async function dropDeliveriesOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[]): Promise<{ deliveries: number; attempts: number }> {
+  let deliveries = 0;
+  let attempts = 0;
+  for (const part of chunks(eventSeqs)) {
+    const tried = await trx
+      .deleteFrom('delivery_attempts')
+      .where('delivery_id', 'in', (eb) => eb.selectFrom('deliveries').select('id').where('event_seq', 'in', part))
+      .executeTakeFirst();
+    const dropped = await trx.deleteFrom('deliveries').where('event_seq', 'in', part).executeTakeFirst();
+    attempts += Number(tried.numDeletedRows);
+    deliveries += Number(dropped.numDeletedRows);
   }
+  return { deliveries, attempts };
 }
 
 function attemptRow(r: AttemptRecord) {
