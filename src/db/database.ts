@@ -122,7 +122,15 @@ function openSqlite(path: string, timeoutMs: number): Db {
         }
       }),
     refreshStatistics: async () => undefined,
-    truncateLog: async () => (checkpointer ? checkpointer.truncate() : true),
+    truncateLog: async () => {
+      // The writer may be adding to the log as it is copied: a few tries, a moment apart.
+      for (let tries = 1; checkpointer; tries++) {
+        if (await checkpointer.truncate()) return true;
+        if (tries === 5) return false;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return true;
+    },
     ping: () => readAndWrite(kysely),
     close: async () => {
       await checkpointer?.stop();

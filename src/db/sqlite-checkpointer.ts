@@ -29,18 +29,21 @@ const db = new Database(workerData.path);
 db.pragma('busy_timeout = 0');
 const threshold = db.pragma('page_size', { simple: true }) * workerData.pages;
 const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
-/* Copies the whole log and cuts the file to nothing; waits a little for the writer and readers. */
+/* Copies the log (PASSIVE: never blocks the writer); once all of it is copied, cuts the file to
+   nothing (TRUNCATE, which then has nothing left to copy: it blocks writes only for a moment). */
+const copy = () => {
+  try { const [r] = db.pragma('wal_checkpoint(PASSIVE)'); return r.busy === 0 && r.log === r.checkpointed; } catch { return false; }
+};
 const truncate = () => {
+  if (!copy()) return false;
   try {
     db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
     return db.pragma('wal_checkpoint(TRUNCATE)')[0].busy === 0;
   } catch { return false; } finally { db.pragma('busy_timeout = 0'); }
 };
 setInterval(() => {
-  const size = walSize();
-  if (size < threshold) return;
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy or gone: the next look tries again */ }
-  if (size > workerData.limitBytes) truncate();
+  /* busy or gone: the next look tries again */
+  if (walSize() >= threshold) copy();
 }, workerData.everyMs);
 parentPort.on('message', (id) => parentPort.postMessage({ id, truncated: truncate(), size: walSize() }));
 `;
@@ -54,9 +57,11 @@ parentPort.on('message', (id) => parentPort.postMessage({ id, truncated: truncat
  * the log grows (docs/architecture.md, the data layer). Should the thread fail, the writer
  * checkpoints by itself again, as SQLite does by default.
  *
- * A log that stays above its limit (a reader kept it from being reset) is copied whole and cut
- * to nothing by a TRUNCATE checkpoint on the same thread; `truncate` asks for one now (after a
- * bulk delete: the retention sweep) and says whether the log is back within its limit.
+ * `truncate` asks for a TRUNCATE checkpoint on the same thread (after a bulk delete: the
+ * retention sweep): the log copied whole, then the file cut to nothing, and says whether the log
+ * is back within its limit. Cutting a file of hundreds of megabytes takes a few hundred
+ * milliseconds during which writes wait (asynchronously, up to DATABASE_TIMEOUT_MS), so it is
+ * asked for only after such a bulk delete.
  */
 export function startCheckpointer(writer: BetterSqlite3.Database, path: string): Checkpointer {
   writer.pragma('wal_autocheckpoint = 0');
@@ -67,7 +72,7 @@ export function startCheckpointer(writer: BetterSqlite3.Database, path: string):
   let worker: Worker;
   try {
     const module = createRequire(import.meta.url).resolve('better-sqlite3');
-    worker = new Worker(workerSource, { eval: true, workerData: { module, path, pages: checkpointPages, everyMs: lookEveryMs, limitBytes: walSizeLimitBytes, truncateWaitMs } });
+    worker = new Worker(workerSource, { eval: true, workerData: { module, path, pages: checkpointPages, everyMs: lookEveryMs, truncateWaitMs } });
   } catch {
     fallBack();
     return { stop: async () => undefined, truncate: async () => false };

@@ -132,43 +132,22 @@ export class EventLog {
     const cutoff = this.clock.now() - retentionMs;
     const recent = formatMicros(cutoff * 1000);
     const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0, stopped: false };
-    // The sweep ends at the newest event past the retention (one step down events_created):
+    // The sweep ends at the newest event past the retention (a step down events_created):
     // the newer ones are never scanned. One logged meanwhile by a replica whose clock lags goes next time.
-    const newest = await this.db.kysely.selectFrom('events').select('seq').where('created_at', '<', cutoff).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+    const newest = await this.db.kysely.selectFrom('events').select('seq').where('created_at', '<', cutoff).orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(1).executeTakeFirst();
     if (newest === undefined) return counts;
     let after = 0;
     const run = await inSlices(
+      this.db.engine,
       (limit) =>
         this.db.transaction(async (trx) => {
-          const rows = await trx
-            .selectFrom('events')
-            .select((eb) => [
-              'seq',
-              eb
-                .exists(
-                  eb
-                    .selectFrom('deliveries as d')
-                    .select('d.id')
-                    .whereRef('d.event_seq', '=', 'events.seq')
-                    .where((d) =>
-                      d.or([
-                        d('d.status', '=', 'pending'),
-                        d.exists(d.selectFrom('delivery_attempts as a').select('a.id').whereRef('a.delivery_id', '=', 'd.id').where('a.attempted_at', '>=', recent)),
-                      ]),
-                    ),
-                )
-                .as('kept'),
-            ])
-            .where('seq', '>', after)
-            .where('seq', '<=', Number(newest.seq))
-            .where('created_at', '<', cutoff)
-            .orderBy('seq')
-            .limit(limit)
-            .execute();
+          // By the primary key alone; the age is checked here, as is what the queue keeps.
+          const rows = await trx.selectFrom('events').select(['seq', 'created_at']).where('seq', '>', after).where('seq', '<=', Number(newest.seq)).orderBy('seq').limit(limit).execute();
           if (rows.length === 0) return { rows: 0, more: false };
           after = Number(rows[rows.length - 1]!.seq);
-          const doomed = rows.filter((r) => !(r.kept === true || Number(r.kept) === 1)).map((r) => Number(r.seq));
-          const dropped = await dropDeliveriesOfEvents(trx, doomed);
+          const old = rows.filter((r) => Number(r.created_at) < cutoff).map((r) => Number(r.seq));
+          const dropped = await dropDeliveriesOfEvents(trx, old, recent);
+          const doomed = old.filter((seq) => !dropped.kept.has(seq));
           for (const part of chunks(doomed)) await trx.deleteFrom('events').where('seq', 'in', part).execute();
           counts.events += doomed.length;
           counts.deliveries += dropped.deliveries;

@@ -92,7 +92,7 @@ export async function trimAttempts(db: Kysely<Tables>, hookId: string, over = 2 
  * other work running in between (`inSlices`); `signal` stops it between slices. Returns how many.
  */
 export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string, signal?: AbortSignal): Promise<number> {
-  const { rows } = await inSlices(async (limit) => {
+  const { rows } = await inSlices(db.engine, async (limit) => {
     const size = Math.min(limit, 500);
     const done = await db.transaction(async (trx) => {
       const rows = await trx
@@ -131,22 +131,32 @@ export async function expireDeliveries(db: Db, now: number, cutoff: number, reas
 }
 
 /**
- * The deliveries of events the event log is about to delete, and their attempts, inside its
- * transaction (the retention sweep's slice: triggers/event-log.ts `prune`). Returns how many of each.
+ * The retention's part of the queue for a slice of events past the retention, inside the event
+ * log's transaction (triggers/event-log.ts `prune`): an event is kept while a delivery of it is
+ * pending or was attempted since `recent` (an attempt's timestamp); the deliveries of the
+ * others, and their attempts, are deleted here, so the event log can delete those events.
+ * Plain look-ups by id on each table's index, a few hundred ids at a time, so every engine
+ * walks the indexes whatever its statistics say. Returns the events to keep and what went.
  */
-export async function dropDeliveriesOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[]): Promise<{ deliveries: number; attempts: number }> {
+export async function dropDeliveriesOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[], recent: string): Promise<{ kept: Set<number>; deliveries: number; attempts: number }> {
+  const kept = new Set<number>();
   let deliveries = 0;
   let attempts = 0;
   for (const part of chunks(eventSeqs)) {
-    const tried = await trx
-      .deleteFrom('delivery_attempts')
-      .where('delivery_id', 'in', (eb) => eb.selectFrom('deliveries').select('id').where('event_seq', 'in', part))
-      .executeTakeFirst();
-    const dropped = await trx.deleteFrom('deliveries').where('event_seq', 'in', part).executeTakeFirst();
-    attempts += Number(tried.numDeletedRows);
-    deliveries += Number(dropped.numDeletedRows);
+    const found = await trx.selectFrom('deliveries').select(['id', 'event_seq', 'status']).where('event_seq', 'in', part).execute();
+    for (const d of found) if (d.status === 'pending') kept.add(Number(d.event_seq));
+    for (const ids of chunks(found.map((d) => d.id))) {
+      const tried = await trx.selectFrom('delivery_attempts').select('delivery_id').where('delivery_id', 'in', ids).where('attempted_at', '>=', recent).execute();
+      const recentlyTried = new Set(tried.map((a) => Number(a.delivery_id)));
+      for (const d of found) if (recentlyTried.has(Number(d.id))) kept.add(Number(d.event_seq));
+    }
+    const doomed = found.filter((d) => !kept.has(Number(d.event_seq))).map((d) => d.id);
+    for (const ids of chunks(doomed)) {
+      attempts += Number((await trx.deleteFrom('delivery_attempts').where('delivery_id', 'in', ids).executeTakeFirst()).numDeletedRows);
+      deliveries += Number((await trx.deleteFrom('deliveries').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
+    }
   }
-  return { deliveries, attempts };
+  return { kept, deliveries, attempts };
 }
 
 function attemptRow(r: AttemptRecord) {

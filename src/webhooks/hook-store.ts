@@ -200,7 +200,7 @@ export class HookStore {
    */
   async pruneDisabled(cutoff: number, signal?: AbortSignal): Promise<number> {
     await this.db.kysely.updateTable('hooks').set({ disabled_at: this.clock.now() }).where('status', '=', 'disabled').where('disabled_at', 'is', null).execute();
-    const { rows } = await inSlices(async (limit) => {
+    const { rows } = await inSlices(this.db.engine, async (limit) => {
       const size = Math.max(1, Math.min(100, Math.floor(limit / 50)));
       const ids = (await this.db.kysely.selectFrom('hooks').select('id').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).limit(size).execute()).map((h) => h.id);
       if (ids.length === 0) return { rows: 0, more: false };
