@@ -7,6 +7,7 @@ import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { routedSqliteDialect } from './sqlite-driver.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { budgetedPool } from './pg-budget.js';
 import type { Engine } from './engine.js';
 
 export type { Engine };
@@ -185,7 +186,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
       client.release();
     }
   }
-  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  // A request's waits share one deadline (wait-budget.ts); the pool's own bounds are each wait's outside requests.
+  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: budgetedPool(pool, timeoutMs) }) });
   return {
     engine: 'postgres',
     kysely,

@@ -5,6 +5,7 @@ import { authenticate, confirmDeviceKey } from '../auth/authenticate.js';
 import { AppError } from '../errors.js';
 import { parseBody, parseParams, parseQuery } from './query.js';
 import type { Route, RouteAuth } from './route.js';
+import { endRequestWaits, inRequestWaits, requestWaits } from '../db/wait-budget.js';
 
 /**
  * Express routes from route declarations (`http/route.ts`). Each route runs, in this order:
@@ -84,7 +85,26 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
     const body = bodySchema ? parseBody(bodySchema, req.body) : undefined;
     return handler({ req, res, services, principal: req.principal, params, query, body, state });
   };
-  return [...(route.auth ? authMiddleware(route.auth, services) : []), ...(bodySchema ? [requireJson, jsonBody] : []), handle];
+  return [...(route.auth ? authMiddleware(route.auth, services) : []), ...(bodySchema ? [requireJson, jsonBody] : []), handle].map(sharingOneDeadline);
+}
+
+const waitsOfRequest = new WeakMap<Request, ReturnType<typeof requestWaits>>();
+
+/**
+ * Runs a step of a route as part of its request: the database waits of all its steps share one
+ * deadline (db/wait-budget.ts). Each step enters it again, since a step that reads the body
+ * resumes in the socket's context, not the request's.
+ */
+function sharingOneDeadline(step: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    let waits = waitsOfRequest.get(req);
+    if (!waits) {
+      const opened = (waits = requestWaits());
+      waitsOfRequest.set(req, opened);
+      res.once('close', () => endRequestWaits(opened));
+    }
+    return inRequestWaits(waits, () => step(req, res, next));
+  };
 }
 
 /**
