@@ -416,7 +416,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     const again = await node(keysCli, ['revoke', newId], env);
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe(`Unknown key "${newId}"`);
-  });
+  }, 60_000); // six CLI processes one after another: seconds each on a busy machine
 
   test('an unknown command prints the usage and exits 1', async () => {
     const dbPath = await seeded();
@@ -489,7 +489,7 @@ describe('the server (dist/src/main.js)', () => {
       const result = await Promise.race([
         server.exited,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('no exit within 5 s of SIGTERM')), 5_000);
+          timer = setTimeout(() => reject(new Error('no exit within 12 s of SIGTERM')), 12_000);
         }),
       ]);
       return { ...result, ms: Date.now() - started };
@@ -521,7 +521,8 @@ describe('the server (dist/src/main.js)', () => {
     const result = await stop(server);
     expect(result.signal).toBeNull();
     expect(result.code).toBe(0);
-    expect(result.ms).toBeLessThan(5_000);
+    // Promptly, not at the end of the 10 s grace period (8 s leaves room for a busy machine).
+    expect(result.ms).toBeLessThan(8_000);
     expect(result.stdout).toMatch(/"msg":"stopped"/);
     // Keys never reach the logs (the banner prints the public demo key on purpose; no log line does).
     for (const line of result.stdout.split('\n').filter((l) => l.startsWith('{'))) expect(line).not.toContain(demoKey);
