@@ -57,7 +57,6 @@ function expectUnavailableWithin(res: request.Response, ms: number): void {
   expect(res.status).toBe(503);
   expect(res.body).toEqual({ message: 'Database unavailable' });
   expect(res.headers['retry-after']).toMatch(/^\d+$/);
-  if (process.env.SHOW_MEASURES) console.log(JSON.stringify({ ms }));
   expect(ms).toBeLessThan(timeoutMs + slackMs);
 }
 

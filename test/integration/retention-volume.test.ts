@@ -107,7 +107,6 @@ test('a sweep of 100,000 events in slices: /healthz answers throughout, one log 
   const health = probeHealth(() => finished);
   const { longestMs, turns, tookMs, result: report } = await longestPauseDuring(() => t!.services.retention.runOnce().finally(() => (finished = true)));
   const statuses = await health;
-  if (process.env.SHOW_MEASURES) console.log(JSON.stringify({ longestMs, turns, tookMs, probes: statuses.length, report, wal: testEngine === 'sqlite' ? statSync(join(dir, 'connector.db-wal')).size : null }));
 
   expect(report).toMatchObject({ expired: pending, events: oldEvents - pending, deliveries: delivered, attempts: delivered, hooks: 1, stopped: false });
   expect(await count('events')).toBe(pending + recentEvents);
