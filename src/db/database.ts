@@ -7,6 +7,7 @@ import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { routedSqliteDialect } from './sqlite-driver.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { budgetedPool } from './pg-budget.js';
 import type { Engine } from './engine.js';
 
 export type { Engine };
@@ -32,6 +33,13 @@ export interface Db {
    * to run it in. SQLite's planner needs none: a no-op there.
    */
   refreshStatistics(tables: ReadonlyArray<keyof Tables>, rowsWritten: number, executor?: Kysely<Tables>): Promise<void>;
+  /**
+   * SQLite: copies the write-ahead log into the database and cuts the file back (a TRUNCATE
+   * checkpoint on the checkpointer's thread, sqlite-checkpointer.ts), after a bulk delete such
+   * as the retention sweep, so its log does not stay hundreds of megabytes; true when the log is
+   * within its limit afterwards. PostgreSQL: nothing to do (true).
+   */
+  truncateLog(): Promise<boolean>;
   /** Throws when the database cannot serve a real read and a write (`/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -118,6 +126,15 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
         }
       }),
     refreshStatistics: async () => undefined,
+    truncateLog: async () => {
+      // The writer may be adding to the log as it is copied: a few tries, a moment apart.
+      for (let tries = 1; checkpointer; tries++) {
+        if (await checkpointer.truncate()) return true;
+        if (tries === 5) return false;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return true;
+    },
     ping: () => readAndWrite(kysely),
     close: async () => {
       await checkpointer?.stop();
@@ -172,7 +189,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
       client.release();
     }
   }
-  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  // A request's waits share one deadline (wait-budget.ts); the pool's own bounds are each wait's outside requests.
+  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: budgetedPool(pool, timeoutMs) }) });
   return {
     engine: 'postgres',
     kysely,
@@ -181,6 +199,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
       if (rowsWritten < bulkRows || tables.length === 0) return;
       await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
     },
+    truncateLog: async () => true,
     ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };

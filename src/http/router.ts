@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { adminToken } from '../auth/admin-token.js';
 import { parseBody, parseParams, parseQuery } from './query.js';
 import type { Route, RouteAuth } from './route.js';
+import { endRequestWaits, inRequestWaits, requestWaits } from '../db/wait-budget.js';
 
 /**
  * Express routes from route declarations (`http/route.ts`). Each route runs, in this order:
@@ -87,7 +88,26 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
     return handler({ req, res, services, principal: req.principal, params, query, body, state });
   };
   const guard = route.admin ? [adminToken(services.config.ADMIN_TOKEN, services.failedAttempts)] : route.auth ? authMiddleware(route.auth, services) : [];
-  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle];
+  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle].map(sharingOneDeadline);
+}
+
+const waitsOfRequest = new WeakMap<Request, ReturnType<typeof requestWaits>>();
+
+/**
+ * Runs a step of a route as part of its request: the database waits of all its steps share one
+ * deadline (db/wait-budget.ts). Each step enters it again, since a step that reads the body
+ * resumes in the socket's context, not the request's.
+ */
+function sharingOneDeadline(step: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    let waits = waitsOfRequest.get(req);
+    if (!waits) {
+      const opened = (waits = requestWaits());
+      waitsOfRequest.set(req, opened);
+      res.once('close', () => endRequestWaits(opened));
+    }
+    return inRequestWaits(waits, () => step(req, res, next));
+  };
 }
 
 /**

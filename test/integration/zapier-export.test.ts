@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -110,10 +110,12 @@ describe('the generated app', () => {
       'lib/hook-trigger.js',
       'lib/polling-trigger.js',
       'lib/search.js',
+      'lib/shape.js',
       'lib/signature.js',
       'lib/types.d.ts',
       'package.json',
       'test/authentication.test.js',
+      'test/bad-answers.test.js',
       'test/base-url.test.js',
       'test/dropdowns.test.js',
       'test/harness.js',
@@ -499,6 +501,56 @@ describe('run by zapier-platform-core against the connector', () => {
       await new Promise<void>((resolve) => freshServer.close(() => resolve()));
       await fresh.close();
     }
+  });
+});
+
+describe('run by zapier-platform-core against a server that answers badly', () => {
+  // What a proxy or a broken deployment in front of the connector may do: a 200 with a body
+  // that is not JSON or not the shape the app reads, or no answer at all. Each is a clear
+  // error, never an empty list, a bad object as a record, or a passed connection test.
+  let bad: Server;
+  let badBase: string;
+  let answer: string | null = null;
+  const badBundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: badBase, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
+
+  beforeAll(async () => {
+    process.env.CONNECTOR_TIMEOUT_MS = '300';
+    bad = createServer((req, res) => {
+      req.resume();
+      if (answer !== null) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+    await new Promise<void>((resolve) => bad.listen(0, '127.0.0.1', () => resolve()));
+    badBase = `http://127.0.0.1:${(bad.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    delete process.env.CONNECTOR_TIMEOUT_MS;
+    bad.closeAllConnections();
+    await new Promise<void>((resolve) => bad.close(() => resolve()));
+  });
+
+  test('invalid JSON fails the connection test, a dropdown and a search', async () => {
+    answer = '<html>Bad gateway</html>';
+    await expect(appTester(App.authentication.test, badBundle())).rejects.toThrow(/not valid JSON \(HTTP 200 on GET \/v1\/me\)/);
+    await expect(appTester(App.triggers.devices_list.operation.perform, badBundle())).rejects.toThrow(/not valid JSON/);
+    await expect(appTester(App.searches.list_menus.operation.perform, badBundle())).rejects.toThrow(/not valid JSON/);
+  });
+
+  test('the wrong shape fails: an empty object as the account, an object as a list, a device without an id', async () => {
+    answer = '{}';
+    await expect(appTester(App.authentication.test, badBundle())).rejects.toThrow(/unexpected answer .*expected an object with 'key'/);
+    await expect(appTester(App.triggers.devices_list.operation.perform, badBundle())).rejects.toThrow(/expected a list, got an object/);
+    await expect(appTester(App.triggers.device_offline_polling.operation.perform, badBundle())).rejects.toThrow(/expected a list, got an object/);
+    await expect(appTester(App.searches.list_devices.operation.perform, badBundle())).rejects.toThrow(/field 'data': expected a list, got nothing/);
+    answer = JSON.stringify({ name: 'Front counter' });
+    await expect(appTester(App.searches.get_device.operation.perform, badBundle({ inputData: { device_id: frontCounter } }))).rejects.toThrow(/expected an object with 'id'/);
+    await expect(appTester(App.triggers.device_offline.operation.performSubscribe, badBundle({ targetUrl: 'https://example.com/hook' }))).rejects.toThrow(/expected an object with 'id'/);
+  });
+
+  test('no answer within CONNECTOR_TIMEOUT_MS fails with a timeout, not a hang', async () => {
+    answer = null;
+    await expect(appTester(App.authentication.test, badBundle())).rejects.toThrow(/no answer from the connector within 0.3 s \(GET \/v1\/me\)/);
+    await expect(appTester(App.searches.list_devices.operation.perform, badBundle())).rejects.toThrow(/no answer from the connector within 0.3 s/);
   });
 });
 
