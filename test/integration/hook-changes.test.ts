@@ -78,7 +78,7 @@ describe('PATCH /v1/hooks/{id}', () => {
     const message = async (body: unknown) => (await call(t).patch(path, body).expect(400)).body.message as string;
     expect(await message({})).toBe('body must give at least one of events, device_ids, enabled');
     expect(await message({ target_url: 'https://example.com/x' })).toMatch(/^only events, device_ids and enabled can be changed \(not target_url\)/);
-    expect(await message({ events: ['device.gone'] })).toBe('events must list device.offline and/or device.online');
+    expect(await message({ events: ['device.gone'] })).toBe('events must list device.offline, device.online, hook.disabled and/or delivery.dead');
     expect(await message({ events: [] })).toBe('events must not be empty');
     expect(await message({ enabled: 'no' })).toBe('enabled must be true or false');
     expect(await message({ device_ids: [] })).toBe('device_ids must not be empty (use null for every device)');
