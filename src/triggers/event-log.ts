@@ -21,7 +21,7 @@ export const retentionMs = 7 * 86_400_000;
 export interface SnapshotChanges {
   /** Devices new to the snapshot or whose status changed. */
   changed: readonly SnapshotRow[];
-  /** Devices the poll no longer saw. */
+  /** Devices the poll no longer saw: marked missing (docs/triggers.md). */
   vanished: readonly string[];
   /** Snapshot rows the poll wrote in all, `changed` and a baseline's earlier slices (for the planner's statistics). */
   written: number;
@@ -60,7 +60,7 @@ export class EventLog {
     const now = this.clock.now();
     const fresh = await this.db.transaction(async (trx) => {
       await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null);
-      await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished);
+      await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
     });
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.

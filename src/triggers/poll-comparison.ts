@@ -14,12 +14,14 @@ export const baselineSliceRows = 1000;
 export class PollComparison<D extends DeviceState> {
   /** Transitions found so far, in the order the devices came. */
   readonly events: Array<TransitionOf<D>> = [];
-  /** Snapshot rows to write: devices new to the snapshot, or whose status changed. */
+  /** Transitions decided from a heartbeat in the future (taken as the poll's time), to be warned about. */
+  readonly future: Array<{ id: string; heartbeat: string }> = [];
+  /** Snapshot rows to write: devices new to the snapshot, back from missing, or whose status changed. */
   private changed: SnapshotRow[] = [];
   private readonly seen = new Set<string>();
-  /** Devices seen that have a snapshot row in the database (from before, or written by `flush`). */
+  /** Devices seen whose snapshot row in the database is listed (not missing): from before, or written by `flush`. */
   private matched = 0;
-  /** Rows in `changed` of devices that had no snapshot row. */
+  /** Rows in `changed` of devices that had no listed snapshot row (new, or back from missing). */
   private pendingNew = 0;
   /** Snapshot rows this poll has written or handed over to be written. */
   private handedOver = 0;
@@ -36,7 +38,8 @@ export class PollComparison<D extends DeviceState> {
    * Compares one page. A device already seen in this poll (an upstream's pages shifted under
    * it) counts once. Devices the source listed but could not read (`unreadable`: an invalid
    * upstream record, docs/upstream.md) keep their snapshot row as it is: neither changed nor
-   * gone, and never an event; their next valid record is compared with it.
+   * gone, and never an event; their next valid record is compared with it. So does a device left
+   * out of earlier listings (its row marked missing): it is compared with what was last known.
    */
   async add(page: DeviceBatch<D>, nowMs: number): Promise<void> {
     const fresh = page.filter((d) => !this.seen.has(d.id.toLowerCase()));
@@ -45,13 +48,14 @@ export class PollComparison<D extends DeviceState> {
     const unreadable = (page.unreadable ?? []).filter((id) => !this.seen.has(id));
     for (const id of unreadable) this.seen.add(id);
     const previous = await this.snapshots.of(this.keyHash, unreadable.length > 0 ? [...ids, ...unreadable] : ids);
-    this.matched += previous.size;
+    for (const snap of previous.values()) if (!snap.missing) this.matched += 1;
     const part = detectTransitions(previous, fresh, this.heartbeatTimeoutMs, nowMs);
     for (const event of part.events) this.events.push(event);
+    for (const f of part.future) this.future.push(f);
     for (const [id, snap] of part.snapshot) {
       const before = previous.get(id);
-      if (!before || before.status !== snap.status) this.changed.push([id, snap]);
-      if (!before) this.pendingNew += 1;
+      if (!before || before.missing || before.status !== snap.status) this.changed.push([id, snap]);
+      if (!before || before.missing) this.pendingNew += 1;
     }
   }
 

@@ -9,7 +9,9 @@ import { pollPrincipal } from './poll-principal.js';
 import type { DeviceEvent } from './transitions.js';
 import { baselineSliceRows, completeDevices, PollComparison } from './poll-comparison.js';
 import type { DeviceState } from '../catalog/device.js';
-import type { RequestLease, Watch, WatchStore } from './watches.js';
+import type { RequestLease, Watch } from './watches.js';
+import { retentionMs } from './event-log.js';
+import { FutureHeartbeatLog } from './future-heartbeats.js';
 
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
@@ -39,8 +41,10 @@ export class DeviceStatusPoller {
   /** Requests' own polls under way, and their stop: at the end of the requests' grace period. */
   private readonly requestPolls = new Set<Promise<unknown>>();
   private requestsStopping = new AbortController();
+  private readonly futureHeartbeats: FutureHeartbeatLog;
 
   constructor(private readonly options: PollerOptions) {
+    this.futureHeartbeats = new FutureHeartbeatLog(options.logger, options.clock);
     this.loop = new ClaimLoop({
       name: 'poller',
       logger: options.logger,
@@ -123,7 +127,13 @@ export class DeviceStatusPoller {
     const now = this.options.clock.now();
     if (now - this.lastPruneAt < this.options.intervalMs) return;
     this.lastPruneAt = now;
+    await this.housekeeping();
+  }
+
+  /** The retention sweep, and the snapshot rows of devices missing longer than the retention. */
+  private async housekeeping(): Promise<void> {
     await this.options.prune();
+    await this.options.snapshots.pruneMissing(this.options.clock.now() - retentionMs);
   }
 
   /**
@@ -155,7 +165,7 @@ export class DeviceStatusPoller {
     await Promise.all(Array.from({ length: this.concurrency }, worker));
     // Stopped part way: the keys claimed and never started go back due at once.
     for (const watch of queue) await this.options.watches.release(watch.key_hash, this.owner, this.options.clock.now()).catch(() => undefined);
-    await this.options.prune();
+    await this.housekeeping();
     this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: result.keys, failed: result.failed });
     return result;
   }
@@ -250,6 +260,7 @@ export class DeviceStatusPoller {
       }
       stop.throwIfAborted();
       vanished = await comparison.vanished();
+      this.futureHeartbeats.report(comparison.future, askedAt);
       if (!baseline) events = lean ? await completeDevices(lean.byIds, principal, comparison.events) : (comparison.events as DeviceEvent[]);
       stop.throwIfAborted();
     } catch (err) {
@@ -265,7 +276,7 @@ export class DeviceStatusPoller {
         await this.options.watches.pause(watch.key_hash, reason);
         logger.warn({ key, reason }, 'watch paused');
       } else {
-        logger.warn({ key, err: (err as Error).message }, 'poll failed; will retry next interval');
+        logger.warn({ key, err: (err as Error).message, ...(err instanceof AppError && err.details ? { details: err.details } : {}) }, 'poll failed; will retry next interval');
       }
       throw err;
     }
