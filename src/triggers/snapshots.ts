@@ -121,8 +121,9 @@ export const snapshotWrites = {
    * keeps its time); the event loop is let through between statements.
    */
   async write(trx: Kysely<Tables>, keyHash: string, changed: readonly SnapshotRow[], vanished: readonly string[], now: number): Promise<void> {
+    let statements = 0;
     for (const part of chunks(changed)) {
-      await setImmediate();
+      if (statements++ > 0) await setImmediate();
       await trx
         .insertInto('device_snapshots')
         .values(
@@ -148,7 +149,7 @@ export const snapshotWrites = {
         .execute();
     }
     for (const part of chunks(vanished)) {
-      await setImmediate();
+      if (statements++ > 0) await setImmediate();
       await trx.updateTable('device_snapshots').set({ missing_since: now }).where('key_hash', '=', keyHash).where('device_id', 'in', part).where('missing_since', 'is', null).execute();
     }
   },
