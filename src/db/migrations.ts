@@ -273,6 +273,16 @@ export const migrations: Array<(t: Types) => string> = [
     granted INTEGER NOT NULL
   );
   `,
+  (t) => `
+  -- Transitions from an upstream (docs/triggers.md): a device left out of the listings keeps its
+  -- snapshot row, marked missing (pruned after the events' retention), so a device that comes
+  -- back is compared with what was last known of it; each row keeps its device's last event
+  -- (the next event's id chains on its id, and its occurred_at never precedes it).
+  ALTER TABLE device_snapshots ADD COLUMN missing_since ${t.int8};
+  ALTER TABLE device_snapshots ADD COLUMN last_event_id TEXT;
+  ALTER TABLE device_snapshots ADD COLUMN last_event_at TEXT;
+  CREATE INDEX device_snapshots_missing ON device_snapshots(missing_since) WHERE missing_since IS NOT NULL;
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {
