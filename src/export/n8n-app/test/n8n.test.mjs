@@ -434,9 +434,10 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			assert.equal(event.device.id, device(11).id.toLowerCase());
 			assert.equal(event.status, 'offline');
 			assert.equal(event.data, undefined, 'the Event, not the delivery envelope');
+			// An execution is listed before its run data is saved: wait for the items themselves.
 			const polled = await waitFor('the poll', async () => {
 				const out = await itemsOf(polling.id, 'Polling');
-				return out.count > 0 ? out : undefined;
+				return out.items.length > 0 ? out : undefined;
 			}, 90_000);
 			assert.equal(polled.items.length, 1);
 			assert.deepEqual(polled.items[0], event, 'the polling trigger emits the same item');
