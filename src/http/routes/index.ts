@@ -2,7 +2,9 @@ import type { Manifest } from '../../manifest/schema.js';
 import type { TargetPolicy } from '../../webhooks/target-guard.js';
 import type { Route } from '../route.js';
 import { getDevice, listDevices } from './devices.js';
+import { consolePageRoute } from './console.js';
 import { docsPageRoute, getOpenApi } from './docs.js';
+import { eventSummary } from './event-summary.js';
 import { createHook, deleteHook, getHook, listHookDeliveries, listHooks } from './hooks.js';
 import { listGroups, listMenus } from './menus.js';
 import { metrics } from './metrics.js';
@@ -11,6 +13,7 @@ import { getManifest, getManifestSchema, getMe, health, readiness } from './serv
 import { listEvents, pollDeviceStatus, sampleDeviceStatus } from './triggers.js';
 
 export { docsAssets } from './docs.js';
+export { consoleAssets } from './console.js';
 
 /**
  * Every route of the service, in the order the OpenAPI document lists them. The Express app
@@ -29,6 +32,7 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     pollDeviceStatus,
     sampleDeviceStatus,
     listEvents,
+    eventSummary,
     createHook(targets),
     listHooks,
     getHook,
@@ -41,5 +45,6 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     metrics,
     getOpenApi,
     docsPageRoute,
+    consolePageRoute,
   ];
 }
