@@ -23,7 +23,8 @@ export default {
   globalSetup: '<rootDir>/test/global-setup.mjs',
   globalTeardown: '<rootDir>/test/global-teardown.mjs',
   projects: [
-    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'] },
+    // test/browser is `npm run test:browser` (jest.browser.config.js).
+    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/test/browser/'] },
     {
       ...common,
       displayName: 'postgres',

@@ -94,8 +94,8 @@ export const consolePageRoute = defineRoute({
 export function consoleAssets(publicUrl: string | undefined): Router {
   const router = Router();
   const page = consolePage(pathPrefix(publicUrl));
-  router.get(consolePages.map((name) => `/console/${name}`), (req, res) => {
-    req.routePattern = '/console/{page}';
+  router.get('/console/:page', (req, res, next) => {
+    if (!(consolePages as readonly string[]).includes(req.params.page!)) return next();
     sendPage(res, page());
   });
   router.use(
