@@ -17,10 +17,10 @@ export interface LiveConnector {
 /**
  * `node dist/src/main.js` on 127.0.0.1 and a free port, with a database of its own in a
  * temporary folder (the demo dataset unless `DATASET` is given), the operator API on, and
- * private webhook targets allowed (the test's receiver is on loopback).
+ * private webhook targets allowed (the test's receiver is on loopback). `dir` holds the
+ * database (`connector.db`) and is removed at `stop`.
  */
-export async function startConnector(env: Record<string, string> = {}, startTimeoutMs = 60_000): Promise<LiveConnector> {
-  const dir = mkdtempSync(join(tmpdir(), 'console-connector-'));
+export async function startConnector(env: Record<string, string> = {}, startTimeoutMs = 60_000, dir = mkdtempSync(join(tmpdir(), 'console-connector-'))): Promise<LiveConnector> {
   const dbPath = join(dir, 'connector.db');
   const child: ChildProcess = spawn(process.execPath, [join(projectRoot, 'dist', 'src', 'main.js')], {
     cwd: dir,
@@ -68,4 +68,18 @@ export async function startConnector(env: Record<string, string> = {}, startTime
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `npm run import` of a dataset file into `dir`'s database, before a connector starts on it. */
+export async function importInto(dir: string, datasetFile: string): Promise<void> {
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'src', 'cli', 'import.js'), datasetFile], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATABASE_PATH: join(dir, 'connector.db'), LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk) => (out += chunk));
+  child.stderr!.on('data', (chunk) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`import failed (${code}):\n${out.slice(-2000)}`);
 }

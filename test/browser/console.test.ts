@@ -132,7 +132,7 @@ describe('devices', () => {
       if (Date.now() > deadline) throw new Error(`no device.offline on the chart within 30 s: ${caption}`);
       await page.waitForTimeout(500);
     }
-    await page.getByText('Latest transitions').click();
+    await page.locator('summary', { hasText: 'Latest transitions' }).click();
     await see(page.getByTestId('latest-transitions'), 'Kitchen ticket screen (a4:83:e7:1f:2b:06) went offline');
   });
 });

@@ -45,7 +45,7 @@ async function loadPage(q: string, status: string, page: number, cursorPath: str
   return { devices, total: options.total, next: options.next };
 }
 
-export function DeviceList() {
+export function DeviceList({ onLoaded }: { onLoaded?: () => void }) {
   const [q, setQ] = useState('');
   const [typed, setTyped] = useState('');
   const [status, setStatus] = useState('');
@@ -55,6 +55,9 @@ export function DeviceList() {
   const [now, setNow] = useState(Date.now());
   const list = useApi(() => loadPage(q, status, page, cursors[page - 1] ?? null), [q, status, page]);
 
+  useEffect(() => {
+    if (!list.loading) onLoaded?.();
+  }, [list.loading]);
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 10_000);
     return () => clearInterval(timer);
