@@ -80,3 +80,13 @@ export async function see(locator: import('playwright-core').Locator, text?: str
     throw new Error(`not shown within ${timeout} ms: ${String(locator)}${text === undefined ? '' : ` with ${String(text)}`}; shown: ${JSON.stringify(shown).slice(0, 800)}`);
   }
 }
+
+/**
+ * With CONSOLE_SCREENSHOTS=<folder> (`npm run console:screenshots`), the page as it is now as
+ * `<folder>/<name>.png`, for docs/console.md. Otherwise nothing.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const folder = process.env.CONSOLE_SCREENSHOTS;
+  if (!folder) return;
+  await page.screenshot({ path: join(folder, `${name}.png`), fullPage: false, animations: 'disabled', caret: 'hide' });
+}

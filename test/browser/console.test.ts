@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
 import type { Page } from 'playwright-core';
 import { ensureBuild } from '../helpers/processes.js';
-import { axeViolations, describeViolations, openBrowser, see, type Browser } from './browser.js';
+import { axeViolations, describeViolations, openBrowser, screenshot, see, type Browser } from './browser.js';
 import { demoKey, startConnector, type LiveConnector } from './connector.js';
 
 // The console (docs/console.md) in Debian's chromium against a live connector on the demo
@@ -72,6 +72,7 @@ describe('sign-in', () => {
   test('a wrong key is refused with the API’s message; nothing is kept', async () => {
     await signInAs('owner', 'sk_wrong_key_0000000000000000');
     await see(page.getByRole('alert'), 'Invalid API key');
+    await screenshot(page, 'sign-in');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
@@ -134,6 +135,9 @@ describe('devices', () => {
     }
     await page.locator('summary', { hasText: 'Latest transitions' }).click();
     await see(page.getByTestId('latest-transitions'), 'Kitchen ticket screen (a4:83:e7:1f:2b:06) went offline');
+    await page.getByLabel('Status').selectOption('');
+    await see(page.getByTestId('device-table').locator('tbody tr'), 'Front counter');
+    await screenshot(page, 'devices');
   });
 });
 
@@ -170,6 +174,7 @@ describe('dropdowns', () => {
     expect(await devices.getByRole('button', { name: 'Load more' }).isDisabled()).toBe(true);
     await see(devices.locator('p').filter({ hasText: 'The answer to' }), 'cursor=');
     await expectAccessible('dropdowns page');
+    await screenshot(page, 'dropdowns');
   });
 });
 

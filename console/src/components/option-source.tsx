@@ -15,6 +15,11 @@ export interface OptionSource {
 type Tuple = [string, string];
 const pageSize = 20;
 
+/** The answer as JSON, one `[label, value]` tuple a line. */
+function answerText(body: Tuple[]): string {
+  return body.length === 0 ? '[]' : `[\n${body.map((t) => `  ${JSON.stringify(t)}`).join(',\n')}\n]`;
+}
+
 /** The source's path with its parameters filled in, or null while one is still unchosen. */
 function fill(path: string, params: Record<string, string | undefined>): string | null {
   const relative = path.startsWith('http') ? new URL(path).pathname : path;
@@ -125,7 +130,7 @@ export function OptionSourcePreview({ source, params, paramTitles, onChoose }: P
             <p>
               The answer to <code>{lastAnswer?.request ?? '…'}</code>
             </p>
-            <pre class="answer" tabIndex={0} aria-label={`${source.title} answer`}>{lastAnswer ? JSON.stringify(lastAnswer.body, null, 1) : ''}</pre>
+            <pre class="answer" tabIndex={0} aria-label={`${source.title} answer`}>{lastAnswer ? answerText(lastAnswer.body) : ''}</pre>
           </div>
         </div>
       )}
