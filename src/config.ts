@@ -120,6 +120,7 @@ const envSchema = z.object({
   DATABASE_TIMEOUT_MS: intIn(100, 600_000).default(5000),
   WEBHOOK_TARGET_CONCURRENCY: intIn(1, 1000).default(8),
   WEBHOOK_MAX_HOOKS_PER_KEY: intIn(1, 1_000_000).default(1000),
+  WEBHOOK_SECRET_OVERLAP_MS: intIn(0, 30 * 86_400_000).default(86_400_000),
   METRICS_TOKEN: z.string().min(1).optional(),
 });
 

@@ -11,6 +11,7 @@ export const errorStatus = {
   invalid_scopes: 403,
   not_found: 404,
   limit_reached: 409,
+  conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

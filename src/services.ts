@@ -26,6 +26,7 @@ import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
+import { HookOperations } from './webhooks/hook-operations.js';
 import { retention } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
@@ -61,6 +62,8 @@ export interface Services {
   hooks: HookStore;
   deliverer: WebhookDeliverer;
   deliveryQueue: DeliveryQueue;
+  /** Test, resend, recover, and a hook's deliveries (docs/webhooks.md, "When something goes wrong"). */
+  hookOps: HookOperations;
   /** Which webhook targets are accepted besides public https ones, at subscribe and at delivery. */
   targets: TargetPolicy;
   /** This app's Prometheus metrics (`GET /metrics`). */
@@ -127,18 +130,20 @@ export function buildServices(deps: ServiceDeps): Services {
   const deliveryQueue = new DeliveryQueue(db, clock);
   const failedAttempts = new FailedAttempts(db, clock);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
+  const send = deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets);
   const deliverer = new WebhookDeliverer({
     queue: deliveryQueue,
     clock,
     logger,
     box,
-    send: deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets),
+    send,
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     perTargetConcurrency: config.WEBHOOK_TARGET_CONCURRENCY,
     metrics,
   });
-  const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY);
+  const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
+  const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
   const poller = new DeviceStatusPoller({
     db,
     clock,
@@ -207,6 +212,7 @@ export function buildServices(deps: ServiceDeps): Services {
     hooks,
     deliverer,
     deliveryQueue,
+    hookOps,
     targets,
     metrics,
     start() {
@@ -235,7 +241,7 @@ export function buildServices(deps: ServiceDeps): Services {
     async close(requestGraceMs = 0) {
       if (housekeeping) clearInterval(housekeeping);
       // Together: the deliverer stops sending while the polls wind down, not after.
-      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop())]);
+      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop()), stopPart('recovers', () => hookOps.stop())]);
     },
     stillStopping: () => [...stopping],
   };

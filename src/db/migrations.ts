@@ -269,6 +269,17 @@ export const migrations: Array<(t: Types) => string> = [
   CREATE INDEX deliveries_hook_head ON deliveries(hook_id, status, fair_at);
   DROP INDEX deliveries_hook;
   `,
+  (t) => `
+  -- Operating webhooks (docs/webhooks.md, "When something goes wrong"): a rotated secret is
+  -- kept sealed beside the new one until its overlap ends (deliveries carry both signatures
+  -- meanwhile); every attempt keeps the request headers it sent (never the secret) and the
+  -- first 1,024 bytes of the answer; a hook's deliveries page newest first from one index.
+  ALTER TABLE hooks ADD COLUMN secret_previous_cipher TEXT;
+  ALTER TABLE hooks ADD COLUMN secret_previous_until ${t.int8};
+  ALTER TABLE delivery_attempts ADD COLUMN request_headers TEXT;
+  ALTER TABLE delivery_attempts ADD COLUMN response_body TEXT;
+  CREATE INDEX deliveries_hook_order ON deliveries(hook_id, id);
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

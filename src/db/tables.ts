@@ -89,6 +89,10 @@ export interface Tables {
     disabled_at: number | null;
     /** The virtual time of the hook's last queued delivery (fairness). */
     fair_cursor: Generated<number>;
+    /** The secret replaced by the last rotation, sealed, while deliveries are still signed with it too. */
+    secret_previous_cipher: string | null;
+    /** When the rotated-away secret stops signing (ms). */
+    secret_previous_until: number | null;
   };
   deliveries: {
     id: Generated<number>;
@@ -118,6 +122,10 @@ export interface Tables {
     attempted_at: string;
     next_attempt_at: string | null;
     outcome: string;
+    /** The request headers sent, as JSON (the signature, never the secret); null before migration 12. */
+    request_headers: string | null;
+    /** The first 1,024 bytes of the answer's body, as text; null when no answer came. */
+    response_body: string | null;
   };
   failed_attempts: { client: string; window_start: number; failures: number };
   readiness_probe: { id: number; checked_at: string };

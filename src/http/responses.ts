@@ -119,25 +119,69 @@ export const NewHook = component(
   }),
 );
 
-export const DeliveryAttempt = component(
-  'DeliveryAttempt',
+const outcome = z.enum(['delivered', 'retrying', 'dead', 'disabled', 'failed']).describe('What the attempt came to (`failed`: a test delivery without a 2xx).');
+
+export const Delivery = component(
+  'Delivery',
   z.strictObject({
+    delivery_id: z.string().describe('`dlv_…`: the same for every attempt of one event to one hook.'),
     event_id: z.string(),
-    webhook_id: z.string().describe('The `webhook-id` header, the same on every retry.'),
-    attempt: z.number().int().min(1),
-    status_code: z.number().int().nullable().describe('null when no HTTP answer came.'),
+    event_type: z.string().describe('`device.offline`, `device.online`, or `webhook.test`.'),
+    webhook_id: z.string().describe('The `webhook-id` header, the same on every attempt.'),
+    attempt: z.number().int().min(0).describe('The number of its latest attempt; 0 before the first.'),
+    status_code: z.number().int().nullable().describe('Of the latest attempt; null when no HTTP answer came (or none was made).'),
     error: z.string().nullable(),
-    duration_ms: z.number().int().min(0),
-    attempted_at: timestamp,
-    next_attempt_at: timestamp.nullable(),
-    outcome: z.enum(['delivered', 'retrying', 'dead', 'disabled']),
-    delivery_status: z.enum(['pending', 'delivered', 'dead', 'cancelled']),
+    duration_ms: z.number().int().min(0).nullable(),
+    attempted_at: timestamp.nullable().describe('When the latest attempt was made; null before the first.'),
+    next_attempt_at: timestamp.nullable().describe('When it is due next, while pending or held.'),
+    outcome: outcome.nullable().describe('What the latest attempt came to; null before the first.'),
+    delivery_status: z
+      .enum(['pending', 'held', 'delivered', 'dead', 'cancelled', 'failed'])
+      .describe('`held`: pending while its hook is disabled. `cancelled`: queued when the receiver answered 410. `failed`: a test delivery without a 2xx.'),
   }),
 );
 
-export const DeliveryAttemptList = component(
-  'DeliveryAttemptList',
-  z.array(DeliveryAttempt).describe('The latest 100 attempts, newest first.'),
+export const DeliveryList = component('DeliveryList', z.array(Delivery).describe('Newest first.'));
+
+export const DeliveryDetail = component(
+  'DeliveryDetail',
+  Delivery.extend({
+    attempts: z
+      .array(
+        z.strictObject({
+          attempt: z.number().int().min(1),
+          attempted_at: timestamp,
+          request_headers: z.record(z.string(), z.string()).nullable().describe('The headers sent, signature included (never the secret).'),
+          status_code: z.number().int().nullable(),
+          response_body: z.string().nullable().describe('The first 1,024 bytes of the answer\u2019s body, as text.'),
+          duration_ms: z.number().int().min(0),
+          error: z.string().nullable(),
+          next_attempt_at: timestamp.nullable().describe('When the next attempt was due after this one.'),
+          outcome,
+        }),
+      )
+      .describe('Every attempt, oldest first.'),
+  }),
+);
+
+export const TestDelivery = component(
+  'TestDelivery',
+  z.strictObject({
+    delivered: z.boolean().describe('The receiver answered 2xx.'),
+    status_code: z.number().int().nullable().describe('null when no answer came.'),
+    duration_ms: z.number().int().min(0),
+    error: z.string().nullable().describe('Why no answer came (timeout, refused, network).'),
+  }),
+);
+
+export const RotatedSecret = component(
+  'RotatedSecret',
+  z.strictObject({ secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/).describe('The new signing secret, shown only here.') }),
+);
+
+export const RecoverCount = component(
+  'RecoverCount',
+  z.strictObject({ count: z.number().int().min(0).describe('Deliveries queued again or made (or that would be, for a dry run).') }),
 );
 
 // ---- Service endpoints (docs/service.md) ----

@@ -81,7 +81,7 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
   const handle: RequestHandler = (req, res) => {
     checkScopes?.(req);
     const { query, params } = readUrl(req);
-    const body = bodySchema ? parseBody(bodySchema, req.body) : undefined;
+    const body = bodySchema && !(route.bodyOptional && req.body === undefined) ? parseBody(bodySchema, req.body) : undefined;
     return handler({ req, res, services, principal: req.principal, params, query, body, state });
   };
   return [...(route.auth ? authMiddleware(route.auth, services) : []), ...(bodySchema ? [requireJson, jsonBody] : []), handle];

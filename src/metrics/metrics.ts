@@ -51,6 +51,10 @@ export class Metrics {
   private readonly deliveryDuration: Histogram<'outcome'>;
   private readonly queueDepth: Gauge<'state'>;
   private readonly oldestDue: Gauge;
+  private readonly resends: Counter;
+  private readonly recovers: Counter<'mode'>;
+  private readonly recovered: Counter;
+  private readonly tests: Counter<'outcome'>;
 
   constructor(private readonly queueStats?: () => Promise<QueueStats>) {
     startEventLoopMonitor();
@@ -81,7 +85,13 @@ export class Metrics {
       [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], ['outcome']);
     this.queueDepth = gauge('webhook_queue_depth', 'Deliveries in the queue, by state (pending, retrying, dead).', ['state']);
     this.oldestDue = gauge('webhook_oldest_due_delivery_age_seconds', 'How long the delivery due the longest has waited (0 = none due).');
+    this.resends = counter('webhook_resends_total', 'Deliveries resent through the API (POST /v1/hooks/{id}/deliveries/{delivery_id}/resend).');
+    this.recovers = counter('webhook_recovers_total', 'Recovers asked for through the API, by mode (run, dry_run).', ['mode']);
+    this.recovered = counter('webhook_recovered_deliveries_total', 'Deliveries queued again or made by recovers.');
+    this.tests = counter('webhook_tests_total', 'Test deliveries sent through the API, by outcome (delivered, failed).', ['outcome']);
     // Known label values start at 0, so rate() and alerts see a series before the first event.
+    for (const mode of ['run', 'dry_run']) this.recovers.inc({ mode }, 0);
+    for (const outcome of ['delivered', 'failed']) this.tests.inc({ outcome }, 0);
     for (const outcome of deliveryOutcomes) this.deliveries.inc({ outcome }, 0);
     for (const outcome of ['ok', 'failed']) this.keysPolled.inc({ outcome }, 0);
   }
@@ -115,6 +125,18 @@ export class Metrics {
     this.keysPolled.inc({ outcome: 'ok' }, round.keys - round.failed);
     this.keysPolled.inc({ outcome: 'failed' }, round.failed);
     this.pollDuration.observe(round.durationMs / 1000);
+  }
+
+  /** An operator's repair of a hook (docs/webhooks.md, "When something goes wrong"). */
+  hookOperation(operation: 'resend' | 'recover' | 'recover_dry_run' | 'test_delivered' | 'test_failed'): void {
+    if (operation === 'resend') this.resends.inc();
+    else if (operation.startsWith('recover')) this.recovers.inc({ mode: operation === 'recover' ? 'run' : 'dry_run' });
+    else this.tests.inc({ outcome: operation === 'test_delivered' ? 'delivered' : 'failed' });
+  }
+
+  /** Deliveries a recover queued again or made. */
+  recoveredDeliveries(count: number): void {
+    this.recovered.inc(count);
   }
 
   deliveryOutcome(outcome: DeliveryOutcome, durationMs: number): void {

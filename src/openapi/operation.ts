@@ -24,7 +24,7 @@ export interface ResponseSpec {
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 502 | 503 | 504;
 
 export interface OperationSpec {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI form, `{param}`. */
   path: string;
   operationId: string;
@@ -37,6 +37,8 @@ export interface OperationSpec {
   query?: ParamsSchema;
   extraParameters?: Json[];
   body?: z.ZodType;
+  /** The body may be left out altogether (the handler then gets undefined). */
+  bodyOptional?: boolean;
   responses: Record<number, ResponseSpec>;
   /** Error statuses beyond the ones implied by auth and parameters, with what they mean. */
   errors?: Partial<Record<ErrorStatus, string>>;
@@ -166,7 +168,7 @@ export function operation(spec: OperationSpec): Json {
   };
   if (parameters.length > 0) op.parameters = parameters;
   if (spec.body) {
-    op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input', true) } } };
+    op.requestBody = { required: !spec.bodyOptional, content: { 'application/json': { schema: jsonSchema(spec.body, 'input', true) } } };
   }
   op.responses = responses;
   return op;

@@ -10,7 +10,7 @@ import type { Json, OperationSpec } from './operation.js';
 
 /** What the document says of a route: its declaration without the handler and what serves it. */
 export function operations(routes: readonly Route[]): OperationSpec[] {
-  return routes.map(({ method, path, operationId, tag, summary, description, auth, params, query, extraParameters, body, responses, errors }) => ({
+  return routes.map(({ method, path, operationId, tag, summary, description, auth, params, query, extraParameters, body, bodyOptional, responses, errors }) => ({
     method,
     path,
     operationId,
@@ -22,6 +22,7 @@ export function operations(routes: readonly Route[]): OperationSpec[] {
     query,
     extraParameters,
     body,
+    bodyOptional,
     responses,
     errors,
   }));

@@ -8,7 +8,7 @@ import { queueDeliveries } from '../webhooks/fan-out.js';
 import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
-import type { DeviceEvent, EventType } from './transitions.js';
+import { eventTypes, type DeviceEvent, type EventType } from './transitions.js';
 import { snapshotWrites, type SnapshotRow } from './snapshots.js';
 
 /** Status-change log lines written before other work gets a turn. */
@@ -86,7 +86,8 @@ export class EventLog {
       .selectFrom('events')
       .select('payload')
       .where('key_hash', '=', keyHash)
-      .$if(filter.types !== undefined, (q) => q.where('type', 'in', filter.types!))
+      // Device-status events only: the log also holds test deliveries' events.
+      .where('type', 'in', filter.types ?? [...eventTypes])
       .$if(filter.devices !== undefined, (q) => q.where('device_id', 'in', filter.devices!))
       .orderBy('seq', 'desc')
       .limit(filter.limit)
@@ -110,6 +111,7 @@ export class EventLog {
       .select('payload')
       .where('key_hash', '=', keyHash)
       .where('seq', '>', seq)
+      .where('type', 'in', [...eventTypes])
       .orderBy('seq')
       .limit(limit)
       .execute();
@@ -168,6 +170,23 @@ export class EventLog {
     return Number(result.numDeletedRows);
   }
 }
+
+/** Writes to `events` that other modules make inside their own transactions (one writer per table). */
+export const eventWrites = {
+  /**
+   * Logs one event that is not a device-status change (a `webhook.test`; docs/webhooks.md),
+   * with the payload as given; returns its position in the log. Such events never show in the
+   * polling trigger or, without `type`, in `GET /v1/events`.
+   */
+  async insertOne(trx: Kysely<Tables>, keyHash: string, event: { id: string; type: string; occurred_at: string; payload: string }, now: number): Promise<number> {
+    const row = await trx
+      .insertInto('events')
+      .values({ id: event.id, key_hash: keyHash, type: event.type, device_id: '', occurred_at: event.occurred_at, payload: event.payload, created_at: now })
+      .returning('seq')
+      .executeTakeFirstOrThrow();
+    return Number(row.seq);
+  },
+};
 
 /** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
 async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number): Promise<DeviceEvent[]> {

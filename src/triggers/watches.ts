@@ -70,8 +70,15 @@ const dayMs = 86_400_000;
 const columns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
 
 /**
+ * A disabled hook keeps its key watched: the events it misses are still logged, so enabling it
+ * and a recover deliver them (docs/webhooks.md, "When something goes wrong"), until the hook is
+ * deleted a retention period after it was disabled.
+ */
+const watchedHookStatuses = ['active', 'disabled'] as const;
+
+/**
  * Keys whose devices the poller watches (docs/triggers.md): a key is watched while it has an
- * active hook or called the polling trigger in the last 24 hours. Embedded mode remembers
+ * active (or disabled) hook or called the polling trigger in the last 24 hours. Embedded mode remembers
  * the key's user; upstream mode must re-send the key, so it is kept sealed (AES-256-GCM).
  *
  * Replicas share the watches through leases: `claim` hands a key to one replica until its
@@ -157,7 +164,7 @@ export class WatchStore {
         .where((eb) =>
           eb.or([
             eb('w.last_trigger_at', '>', now - dayMs),
-            eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', '=', 'active')),
+            eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', 'in', watchedHookStatuses)),
           ]),
         )
         .orderBy('w.next_poll_at')
@@ -210,7 +217,7 @@ export class WatchStore {
       .where((eb) =>
         eb.or([
           eb('w.last_trigger_at', '>', now - dayMs),
-          eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', '=', 'active')),
+          eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', 'in', watchedHookStatuses)),
         ]),
       )
       .executeTakeFirst();

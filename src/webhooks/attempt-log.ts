@@ -7,12 +7,10 @@ import { retryPlace } from './fan-out.js';
 import { formatMicros } from '../time/timestamps.js';
 import type { AttemptRecord } from './delivery-types.js';
 
-/** Attempts kept per hook (GET /v1/hooks/{id}/deliveries shows these). */
-export const keptAttempts = 100;
-
 /**
  * Records finished attempts in one transaction: each delivery's new state, the attempt log
- * (the latest 100 per hook are kept, trimmed in bulk), and for a 410 the hook disabled with its queue
+ * (kept as long as its delivery: every attempt shows in the delivery's detail, and goes with its
+ * event after the retention), and for a 410 the hook disabled with its queue
  * cancelled. A delivery cancelled meanwhile (another attempt's 410) stays cancelled; one
  * whose hook was deleted while the attempt was in flight is gone, and so is its record.
  *
@@ -71,17 +69,6 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
   const logged = records.filter((r) => still.has(r.delivery.id));
   if (logged.length === 0) return;
   for (const part of chunks(logged)) await trx.insertInto('delivery_attempts').values(part.map(attemptRow)).execute();
-  // Trimmed back to the latest 100 once a hook has twice that: one delete per hundred
-  // attempts rather than one per batch (the list shows the latest 100 either way).
-  for (const hookId of new Set(logged.map((r) => r.delivery.hook_id))) await trimAttempts(trx, hookId);
-}
-
-/** Trims a hook's attempt log back to the latest 100 once it holds more than `over`. */
-export async function trimAttempts(db: Kysely<Tables>, hookId: string, over = 2 * keptAttempts): Promise<void> {
-  const beyond = await db.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(over).executeTakeFirst();
-  if (!beyond) return;
-  const cutoff = await db.selectFrom('delivery_attempts').select('id').where('hook_id', '=', hookId).orderBy('id', 'desc').limit(1).offset(keptAttempts).executeTakeFirst();
-  if (cutoff) await db.deleteFrom('delivery_attempts').where('hook_id', '=', hookId).where('id', '<=', cutoff.id).execute();
 }
 
 /**
@@ -141,5 +128,7 @@ function attemptRow(r: AttemptRecord) {
     attempted_at: formatMicros(r.attemptedAt * 1000),
     next_attempt_at: r.nextAttemptAt === null ? null : formatMicros(r.nextAttemptAt * 1000),
     outcome: r.outcome,
+    request_headers: r.requestHeaders ? JSON.stringify(r.requestHeaders) : null,
+    response_body: r.responseBody ?? null,
   };
 }

@@ -59,6 +59,8 @@ export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOp
       'h.target_url',
       sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin'),
       'h.secret_cipher',
+      'h.secret_previous_cipher',
+      'h.secret_previous_until',
       'e.id as event_id',
       'e.type',
       'e.occurred_at',
@@ -69,5 +71,14 @@ export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOp
     .orderBy('d.fair_at')
     .orderBy('d.id')
     .execute();
-  return { due: rows.map((r) => ({ ...r, id: Number(r.id), fair_at: Number(r.fair_at), leased_until: until })), seen: candidates.length };
+  return {
+    due: rows.map((r) => ({
+      ...r,
+      id: Number(r.id),
+      fair_at: Number(r.fair_at),
+      secret_previous_until: r.secret_previous_until === null ? null : Number(r.secret_previous_until),
+      leased_until: until,
+    })),
+    seen: candidates.length,
+  };
 }

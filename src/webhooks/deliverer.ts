@@ -5,7 +5,7 @@ import type { Clock } from '../time/timestamps.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import type { AttemptRecord, ClaimResult, DeliveryQueue, Due } from './delivery-queue.js';
 import type { SendResult, WebhookSender } from './sender.js';
-import { signedHeaders } from './signing.js';
+import { rotatedHeaders } from './signing.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { decide } from './retry-policy.js';
 import { AttemptRecorder } from './attempt-recorder.js';
@@ -259,7 +259,10 @@ export class WebhookDeliverer {
     const body = `{"type":${JSON.stringify(delivery.type)},"timestamp":${JSON.stringify(delivery.occurred_at)},"data":${delivery.payload}}`;
     let result: SendResult;
     try {
-      const headers = signedHeaders(this.secret(delivery), delivery.webhook_id, Math.floor(clock.now() / 1000), body);
+      const now = clock.now();
+      // During a rotation's overlap the old secret signs too (docs/webhooks.md, "Rotating the secret").
+      const previous = delivery.secret_previous_cipher && now < Number(delivery.secret_previous_until) ? this.secret(delivery.secret_previous_cipher) : null;
+      const headers = rotatedHeaders(this.secret(delivery.secret_cipher), previous, delivery.webhook_id, Math.floor(now / 1000), body);
       result = await send(delivery.target_url, body, { ...headers });
     } catch (err) {
       result = { status: null, error: (err as Error).message, durationMs: 0 };
@@ -267,12 +270,12 @@ export class WebhookDeliverer {
     return this.outcome(delivery, result);
   }
 
-  /** The hook's signing secret, unsealed once and kept by its ciphertext. */
-  private secret(delivery: Due): string {
-    let secret = this.secrets.get(delivery.secret_cipher);
+  /** A hook's signing secret, unsealed once and kept by its ciphertext. */
+  private secret(cipher: string): string {
+    let secret = this.secrets.get(cipher);
     if (secret === undefined) {
-      secret = this.options.box.open(delivery.secret_cipher);
-      this.secrets.set(delivery.secret_cipher, secret);
+      secret = this.options.box.open(cipher);
+      this.secrets.set(cipher, secret);
     }
     return secret;
   }
@@ -287,6 +290,9 @@ export class WebhookDeliverer {
       { hook: delivery.hook_id, event: delivery.event_id, attempt, status: result.status, error: result.error, outcome },
       'webhook attempt',
     );
-    return { delivery, attempt, outcome, statusCode: result.status, error: result.error, durationMs: result.durationMs, attemptedAt: now, nextAttemptAt };
+    return {
+      delivery, attempt, outcome, statusCode: result.status, error: result.error, durationMs: result.durationMs, attemptedAt: now, nextAttemptAt,
+      requestHeaders: result.requestHeaders ?? null, responseBody: result.responseBody ?? null,
+    };
   }
 }

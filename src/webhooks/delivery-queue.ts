@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
 import type { Clock } from '../time/timestamps.js';
-import { expireDeliveries, keptAttempts, recordAttempts, recordAttemptsIn, trimAttempts } from './attempt-log.js';
+import { expireDeliveries, recordAttempts, recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
 import { claimIn } from './claim.js';
 import { pgClaim, pgRecord } from './pg-delivery-statement.js';
@@ -16,9 +16,6 @@ export type { AttemptRecord, ClaimOptions, ClaimResult, Due, Outcome } from './d
  * delivery is sent again with the same `webhook-id`.
  */
 export class DeliveryQueue {
-  /** Attempts logged per hook by this replica since its log was last trimmed (PostgreSQL path). */
-  private readonly loggedSinceTrim = new Map<string, number>();
-
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -38,9 +35,7 @@ export class DeliveryQueue {
     const now = this.clock.now();
     if (this.db.engine === 'postgres') {
       const records = await this.recordRefusals(options.records ?? []);
-      const round = await pgClaim(this.db.kysely, now, { ...options, records });
-      await this.trimLogged(round.logged);
-      return round;
+      return pgClaim(this.db.kysely, now, { ...options, records });
     }
     return this.db.transaction(async (trx) => {
       await recordAttemptsIn(trx, options.records ?? []);
@@ -91,7 +86,7 @@ export class DeliveryQueue {
   async record(records: AttemptRecord[]): Promise<void> {
     if (this.db.engine !== 'postgres') return recordAttempts(this.db, records);
     const rest = await this.recordRefusals(records);
-    if (rest.length > 0) await this.trimLogged(await pgRecord(this.db.kysely, rest));
+    if (rest.length > 0) await pgRecord(this.db.kysely, rest);
   }
 
   /**
@@ -102,23 +97,6 @@ export class DeliveryQueue {
     if (!records.some((r) => r.outcome === 'disabled')) return records;
     await recordAttempts(this.db, records);
     return [];
-  }
-
-  /**
-   * Trims a hook's attempt log back to its latest 100 each time this replica has logged another
-   * 100 for it (one check per hundred attempts, as on the engine-neutral path).
-   */
-  private async trimLogged(logged: Map<string, number>): Promise<void> {
-    for (const [hookId, n] of logged) {
-      const count = (this.loggedSinceTrim.get(hookId) ?? 0) + n;
-      if (count < keptAttempts) {
-        this.loggedSinceTrim.set(hookId, count);
-        continue;
-      }
-      this.loggedSinceTrim.delete(hookId);
-      await trimAttempts(this.db.kysely, hookId, keptAttempts);
-    }
-    if (this.loggedSinceTrim.size > 10_000) this.loggedSinceTrim.clear();
   }
 
   /** Gives up pending deliveries whose event was logged before `cutoff` (see `expireDeliveries`). */

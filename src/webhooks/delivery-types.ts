@@ -11,6 +11,9 @@ export interface Due {
   target_url: string;
   target_origin: string;
   secret_cipher: string;
+  /** The secret a rotation replaced, sealed, and until when (ms) deliveries are signed with it too. */
+  secret_previous_cipher?: string | null;
+  secret_previous_until?: number | null;
   event_id: string;
   type: string;
   occurred_at: string;
@@ -31,6 +34,10 @@ export interface AttemptRecord {
   durationMs: number;
   attemptedAt: number;
   nextAttemptAt: number | null;
+  /** The request headers sent (null when none were: the send failed before). */
+  requestHeaders?: Record<string, string> | null;
+  /** The first 1,024 bytes of the answer's body (null: no answer). */
+  responseBody?: string | null;
 }
 
 export interface ClaimOptions {

@@ -86,7 +86,7 @@ const originOf = (origin: string | null): string => origin ?? 'invalid';
  * both take the same virtual time, which costs a little fairness (their deliveries interleave
  * as if queued together), never a delivery, since `fair_at` only orders.
  */
-async function fairPlaces(trx: Kysely<Tables>, hookIds: string[]): Promise<Map<string, { backlogged: boolean; head: number | null }>> {
+export async function fairPlaces(trx: Kysely<Tables>, hookIds: string[]): Promise<Map<string, { backlogged: boolean; head: number | null }>> {
   // The literal 'pending' is what lets both engines take the partial index.
   const rows = await inChunks(hookIds, (ids) =>
     trx

@@ -9,6 +9,17 @@ import type { EventType } from '../catalog/event.js';
 import { hookIdentity, targetOrigin } from './hook-identity.js';
 import { generateSecret } from './signing.js';
 
+/** What `PATCH /v1/hooks/{id}` may change; absent = unchanged. */
+export interface HookChanges {
+  events?: EventType[];
+  /** Lower-case device ids, or null for every device. */
+  device_ids?: string[] | null;
+  enabled?: boolean;
+}
+
+/** Why a hook the key's owner disabled is not active (its `status_reason`). */
+export const ownerDisabledReason = "Disabled by the key's owner (PATCH /v1/hooks/{id} with enabled: false)";
+
 export interface HookInput {
   target_url: string;
   events: EventType[];
@@ -88,7 +99,83 @@ export class HookStore {
     private readonly clock: Clock,
     /** WEBHOOK_MAX_HOOKS_PER_KEY: hooks a key may hold that are not disabled. */
     private readonly maxPerKey = 1000,
+    /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-away secret still signs. */
+    private readonly secretOverlapMs = 86_400_000,
   ) {}
+
+  /** Under a per-key lock on PostgreSQL (SQLite's one writer serialises anyway): the limit and identities hold across replicas. */
+  private async lockKey(trx: Kysely<Tables>, keyHash: string): Promise<void> {
+    if (this.db.engine === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${`hooks:${keyHash}`}))`.execute(trx);
+  }
+
+  /** 409 when the key already holds `maxPerKey` hooks that are not disabled. */
+  private async checkLimit(trx: Kysely<Tables>, keyHash: string): Promise<void> {
+    const { held } = await trx
+      .selectFrom('hooks')
+      .select((eb) => eb.fn.countAll<number>().as('held'))
+      .where('key_hash', '=', keyHash)
+      .where('status', '!=', 'disabled')
+      .executeTakeFirstOrThrow();
+    if (Number(held) >= this.maxPerKey) {
+      throw new AppError('limit_reached', `This key already holds ${this.maxPerKey} hooks, the most it may (WEBHOOK_MAX_HOOKS_PER_KEY); delete one first`);
+    }
+  }
+
+  /**
+   * `PATCH /v1/hooks/{id}`: new events or devices, or enabled/disabled. A disabled hook gets no
+   * new deliveries and its pending ones wait (`held`: the claims skip a disabled hook's queue);
+   * enabled again, they are sent. Enabling counts against `maxPerKey` (409), and a hook may not
+   * become the same subscription (key, URL, events, devices) as another hook that is not
+   * disabled (409 naming it): subscribing stays idempotent.
+   */
+  async update(keyHash: string, id: string, changes: HookChanges): Promise<Hook> {
+    return this.db.transaction(async (trx) => {
+      await this.lockKey(trx, keyHash);
+      const row = await trx.selectFrom('hooks').select(columns).where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst();
+      if (!row) throw new AppError('not_found', 'Hook not found');
+      const next: HookRow = { ...row };
+      if (changes.events) next.events = JSON.stringify([...new Set(changes.events)].sort());
+      if (changes.device_ids !== undefined) next.device_ids = changes.device_ids === null ? null : JSON.stringify([...new Set(changes.device_ids)].sort());
+      let disabledAt: number | null | undefined;
+      if (changes.enabled === false && row.status !== 'disabled') {
+        Object.assign(next, { status: 'disabled', status_reason: ownerDisabledReason });
+        disabledAt = this.clock.now();
+      }
+      if (changes.enabled === true && row.status === 'disabled') {
+        await this.checkLimit(trx, keyHash);
+        Object.assign(next, { status: 'active', status_reason: null });
+        disabledAt = null;
+      }
+      const identity = hookIdentity(keyHash, row.target_url, next.events, next.device_ids);
+      if (next.status !== 'disabled') {
+        const same = await trx.selectFrom('hooks').select('id').where('identity', '=', identity).where('status', '!=', 'disabled').where('id', '!=', id).executeTakeFirst();
+        if (same) throw new AppError('conflict', `Hook ${same.id} already delivers the same events of the same devices to this target_url`);
+      }
+      await trx
+        .updateTable('hooks')
+        .set({ events: next.events, device_ids: next.device_ids, identity, status: next.status, status_reason: next.status_reason, ...(disabledAt === undefined ? {} : { disabled_at: disabledAt }) })
+        .where('id', '=', id)
+        .execute();
+      return toHook(next);
+    });
+  }
+
+  /**
+   * A new signing secret (`secret`, or a generated one), returned this once. The one it replaces
+   * is kept sealed and still signs every delivery for `secretOverlapMs` (a second signature), so
+   * receivers switch without losing a delivery. A second rotation within the overlap drops the
+   * oldest secret: only the last two ever sign.
+   */
+  async rotateSecret(keyHash: string, id: string, secret: string = generateSecret()): Promise<string> {
+    const sealed = this.box.seal(secret);
+    const until = this.clock.now() + this.secretOverlapMs;
+    await this.db.transaction(async (trx) => {
+      const row = await trx.selectFrom('hooks').select('secret_cipher').where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst();
+      if (!row) throw new AppError('not_found', 'Hook not found');
+      await trx.updateTable('hooks').set({ secret_cipher: sealed, secret_previous_cipher: row.secret_cipher, secret_previous_until: until }).where('id', '=', id).execute();
+    });
+    return secret;
+  }
 
   /**
    * Subscribes, idempotently: the same key + URL + events + device ids returns the existing
@@ -113,19 +200,9 @@ export class HookStore {
       created_at: formatMicros(this.clock.now() * 1000),
     };
     const inserted = await this.db.transaction(async (trx) => {
-      if (this.db.engine === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${`hooks:${keyHash}`}))`.execute(trx);
+      await this.lockKey(trx, keyHash);
       const same = await trx.selectFrom('hooks').select('id').where('identity', '=', identity).where('status', '!=', 'disabled').executeTakeFirst();
-      if (!same) {
-        const { held } = await trx
-          .selectFrom('hooks')
-          .select((eb) => eb.fn.countAll<number>().as('held'))
-          .where('key_hash', '=', keyHash)
-          .where('status', '!=', 'disabled')
-          .executeTakeFirstOrThrow();
-        if (Number(held) >= this.maxPerKey) {
-          throw new AppError('limit_reached', `This key already holds ${this.maxPerKey} hooks, the most it may (WEBHOOK_MAX_HOOKS_PER_KEY); delete one first`);
-        }
-      }
+      if (!same) await this.checkLimit(trx, keyHash);
       return trx
         .insertInto('hooks')
         .values({ ...row, key_hash: keyHash, identity, target_origin: targetOrigin(input.target_url) })
@@ -200,29 +277,5 @@ export class HookStore {
     await this.db.kysely.updateTable('hooks').set({ disabled_at: this.clock.now() }).where('status', '=', 'disabled').where('disabled_at', 'is', null).execute();
     const result = await this.db.kysely.deleteFrom('hooks').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).executeTakeFirst();
     return Number(result.numDeletedRows);
-  }
-
-  /** The latest 100 delivery attempts of a hook, newest first. */
-  async attempts(keyHash: string, id: string): Promise<unknown[]> {
-    await this.get(keyHash, id);
-    return this.db.kysely
-      .selectFrom('delivery_attempts as a')
-      .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
-      .select([
-        'a.event_id',
-        'a.webhook_id',
-        'a.attempt',
-        'a.status_code',
-        'a.error',
-        'a.duration_ms',
-        'a.attempted_at',
-        'a.next_attempt_at',
-        'a.outcome',
-        'd.status as delivery_status',
-      ])
-      .where('a.hook_id', '=', id)
-      .orderBy('a.id', 'desc')
-      .limit(100)
-      .execute();
   }
 }

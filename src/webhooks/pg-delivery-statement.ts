@@ -35,6 +35,8 @@ const recordColumns = (records: AttemptRecord[]) => ({
   durations: records.map((r) => Math.round(r.durationMs)),
   attemptedAt: records.map((r) => formatMicros(r.attemptedAt * 1000)),
   nextAtText: records.map((r) => (r.nextAttemptAt === null ? null : formatMicros(r.nextAttemptAt * 1000))),
+  requestHeaders: records.map((r) => (r.requestHeaders ? JSON.stringify(r.requestHeaders) : null)),
+  responses: records.map((r) => r.responseBody ?? null),
 });
 
 /** `rec`, `done` and `logged`: the records applied and logged. */
@@ -58,10 +60,13 @@ function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
       RETURNING d.id
     ),
     logged AS (
-      INSERT INTO delivery_attempts (delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at, next_attempt_at, outcome)
+      INSERT INTO delivery_attempts (delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at, next_attempt_at, outcome,
+          request_headers, response_body)
       SELECT l.* FROM unnest(${c.ids}::bigint[], ${c.hooks}::text[], ${c.events}::text[], ${c.webhookIds}::text[], ${c.attempts}::int[],
-          ${c.codes}::int[], ${c.errors}::text[], ${c.durations}::int[], ${c.attemptedAt}::text[], ${c.nextAtText}::text[], ${c.outcomes}::text[])
-        AS l(delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at, next_attempt_at, outcome)
+          ${c.codes}::int[], ${c.errors}::text[], ${c.durations}::int[], ${c.attemptedAt}::text[], ${c.nextAtText}::text[], ${c.outcomes}::text[],
+          ${c.requestHeaders}::text[], ${c.responses}::text[])
+        AS l(delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at, next_attempt_at, outcome,
+          request_headers, response_body)
       WHERE l.delivery_id IN (SELECT id FROM done)
       RETURNING hook_id
     )`;
@@ -83,7 +88,7 @@ export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOpt
   const fresh = options.fresh ?? options.limit;
   const until = now + options.leaseMs;
   const recorded = records.map((r) => r.delivery.id);
-  const { rows } = await sql<Omit<Due, 'fair_at'> & { fair_at: string; seen: string; logged: Array<[string, string]> | null }>`
+  const { rows } = await sql<Omit<Due, 'fair_at' | 'secret_previous_until'> & { fair_at: string; secret_previous_until: string | null; seen: string; logged: Array<[string, string]> | null }>`
     WITH ${recordCtes(records)},
     cand AS (
       SELECT d.id, d.fair_at, coalesce(h.target_origin, 'invalid') AS origin
@@ -113,7 +118,7 @@ export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOpt
       FROM picked p, hooks h, events e
       WHERE d.id = p.id AND h.id = d.hook_id AND e.seq = d.event_seq
       RETURNING d.id, d.hook_id, d.webhook_id, d.attempts, h.target_url, coalesce(h.target_origin, 'invalid') AS target_origin,
-        h.secret_cipher, e.id AS event_id, e.type, e.occurred_at, e.payload, d.fair_at
+        h.secret_cipher, h.secret_previous_cipher, h.secret_previous_until, e.id AS event_id, e.type, e.occurred_at, e.payload, d.fair_at
     ),
     counts AS (SELECT (SELECT count(*) FROM cand) AS seen,
       (SELECT json_agg(json_build_array(hook_id, n)) FROM (SELECT hook_id, count(*) AS n FROM logged GROUP BY hook_id) g) AS logged)
@@ -123,6 +128,13 @@ export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOpt
   const logged = new Map((head?.logged ?? []).map(([hook, n]) => [hook, Number(n)]));
   const due = rows
     .filter((r) => r.id !== null)
-    .map(({ seen: _s, logged: _l, ...r }) => ({ ...r, id: Number(r.id), attempts: Number(r.attempts), fair_at: Number(r.fair_at), leased_until: until }));
+    .map(({ seen: _s, logged: _l, ...r }) => ({
+      ...r,
+      id: Number(r.id),
+      attempts: Number(r.attempts),
+      fair_at: Number(r.fair_at),
+      secret_previous_until: r.secret_previous_until === null ? null : Number(r.secret_previous_until),
+      leased_until: until,
+    }));
   return { due, seen: due.length > 0 ? Number(head!.seen) : 0, logged };
 }

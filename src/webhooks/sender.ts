@@ -9,7 +9,14 @@ export interface SendResult {
   error: string | null;
   retryAfterMs?: number;
   durationMs: number;
+  /** The first `responseExcerptBytes` of the answer's body, as UTF-8 text (null: no answer). */
+  responseBody?: string | null;
+  /** Every request header sent (the signature included, never the secret). */
+  requestHeaders?: Record<string, string>;
 }
+
+/** How much of an answer's body is kept in the attempt log. */
+export const responseExcerptBytes = 1024;
 
 export type WebhookSender = (url: string, body: string, headers: Record<string, string>) => Promise<SendResult>;
 
@@ -28,27 +35,38 @@ export function httpWebhookSender(timeoutMs: number, policy: TargetPolicy): Webh
       if (problem) return done({ status: null, error: problem });
       const target = new URL(url);
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const requestHeaders = { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'signage-connector-webhooks' };
       const req = send(
         target,
         {
           method: 'POST',
           lookup: guardedLookup(permittedAddresses(policy, target)),
-          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'signage-connector-webhooks' },
+          headers: requestHeaders,
           timeout: timeoutMs,
         },
         (res) => {
           let read = 0;
+          const kept: Buffer[] = [];
           res.on('data', (chunk: Buffer) => {
+            if (read < responseExcerptBytes) kept.push(chunk.subarray(0, responseExcerptBytes - read));
             read += chunk.length;
             if (read > 64 * 1024) res.destroy();
           });
-          const finish = () => done({ status: res.statusCode ?? null, error: null, retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()) });
+          const finish = () =>
+            done({
+              status: res.statusCode ?? null,
+              error: null,
+              retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()),
+              // Cut at a byte count: a character split at the end shows as U+FFFD.
+              responseBody: Buffer.concat(kept).toString('utf8'),
+              requestHeaders,
+            });
           res.on('end', finish);
           res.on('close', finish);
         },
       );
       const timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-      req.on('error', (err) => done({ status: null, error: err.message }));
+      req.on('error', (err) => done({ status: null, error: err.message, requestHeaders }));
       req.on('close', () => clearTimeout(timer));
       req.end(body);
     });

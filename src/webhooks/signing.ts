@@ -33,6 +33,17 @@ export function signedHeaders(secret: string, id: string, timestampSeconds: numb
 }
 
 /**
+ * The headers of a delivery while a rotated-away secret still signs: the new signature first,
+ * the old one second, space-separated, as the specification provides for rotation (a receiver
+ * accepts the delivery when any one matches). `previous` null: one signature.
+ */
+export function rotatedHeaders(secret: string, previous: string | null, id: string, timestampSeconds: number, body: string): SignedHeaders {
+  const headers = signedHeaders(secret, id, timestampSeconds, body);
+  if (previous !== null) headers['webhook-signature'] += ` ${sign(previous, id, timestampSeconds, body)}`;
+  return headers;
+}
+
+/**
  * Verifies a delivery as a receiver would: any `v1,` signature in the space-separated list
  * must match, and the timestamp must be within `toleranceSeconds` of `nowSeconds`.
  */

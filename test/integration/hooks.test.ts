@@ -92,8 +92,15 @@ async function subscribe(t: TestApp, body: Record<string, unknown>, key: string 
   return res.body as Hook;
 }
 
+/** Every attempt of the hook's deliveries, newest first: each delivery's detail, flattened. */
 async function attempts(t: TestApp, hookId: string, key: string = keys.ana): Promise<Attempt[]> {
-  return (await api(t, key).get(`/v1/hooks/${hookId}/deliveries`).expect(200)).body as Attempt[];
+  const list = (await api(t, key).get(`/v1/hooks/${hookId}/deliveries`).expect(200)).body as Array<Pick<Attempt, 'event_id' | 'webhook_id' | 'delivery_status'> & { delivery_id: string }>;
+  const out: Attempt[] = [];
+  for (const d of list) {
+    const detail = (await api(t, key).get(`/v1/hooks/${hookId}/deliveries/${d.delivery_id}`).expect(200)).body as { attempts: Attempt[] };
+    for (const a of [...detail.attempts].reverse()) out.push({ ...a, event_id: d.event_id, webhook_id: d.webhook_id, delivery_status: d.delivery_status });
+  }
+  return out;
 }
 
 /** Lets device 01 time out and polls: one device.offline event. */

@@ -17,8 +17,8 @@ const writers: Record<string, string[]> = {
   watches: ['triggers/watches.ts'],
   events: ['triggers/event-log.ts'],
   device_snapshots: ['triggers/snapshots.ts'],
-  deliveries: ['webhooks/attempt-log.ts', 'webhooks/claim.ts', 'webhooks/delivery-queue.ts', 'webhooks/fan-out.ts', 'webhooks/pg-delivery-statement.ts'],
-  delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/pg-delivery-statement.ts'],
+  deliveries: ['webhooks/attempt-log.ts', 'webhooks/claim.ts', 'webhooks/delivery-queue.ts', 'webhooks/fan-out.ts', 'webhooks/pg-delivery-statement.ts', 'webhooks/redelivery.ts'],
+  delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/pg-delivery-statement.ts', 'webhooks/redelivery.ts'],
 };
 
 function sourceFiles(dir: string): string[] {

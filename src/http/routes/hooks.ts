@@ -6,7 +6,7 @@ import { validationError } from '../../errors.js';
 import { resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
 import { nextPageUrl } from '../base-url.js';
 import { intParam, scalarParam } from '../query.js';
-import { DeliveryAttemptList, Hook, HookList, NewHook } from '../responses.js';
+import { Hook, HookList, NewHook } from '../responses.js';
 import { defineRoute, type Route, type RouteAuth } from '../route.js';
 
 /** docs/webhooks.md: REST-hook subscriptions and their delivery log. */
@@ -167,14 +167,5 @@ export const deleteHook = defineRoute({
   async handler({ res, services, principal, params }) {
     await services.hooks.delete(principal.keyHash, params.id);
     res.status(204).end();
-  },
-});
-
-export const listHookDeliveries = defineRoute({
-  ...oneHook,
-  method: 'get', path: '/v1/hooks/{id}/deliveries', operationId: 'listHookDeliveries', summary: 'Delivery attempts',
-  responses: { 200: { description: 'The latest 100 attempts, newest first.', schema: DeliveryAttemptList } },
-  async handler({ res, services, principal, params }) {
-    res.json(await services.hooks.attempts(principal.keyHash, params.id));
   },
 });

@@ -5,7 +5,8 @@ import { getDevice, listDevices } from './devices.js';
 import { consolePageRoute } from './console.js';
 import { docsPageRoute, getOpenApi } from './docs.js';
 import { eventSummary } from './event-summary.js';
-import { createHook, deleteHook, getHook, listHookDeliveries, listHooks } from './hooks.js';
+import { createHook, deleteHook, getHook, listHooks } from './hooks.js';
+import { getHookDelivery, listHookDeliveries, recoverHook, resendHookDelivery, rotateHookSecret, testHook, updateHook } from './hook-operations.js';
 import { listGroups, listMenus } from './menus.js';
 import { metrics } from './metrics.js';
 import { optionRoute } from './options.js';
@@ -36,8 +37,14 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     createHook(targets),
     listHooks,
     getHook,
+    updateHook,
     deleteHook,
     listHookDeliveries,
+    getHookDelivery,
+    resendHookDelivery,
+    recoverHook,
+    testHook,
+    rotateHookSecret,
     health,
     readiness,
     getManifest,
