@@ -122,6 +122,12 @@ const envSchema = z.object({
   WEBHOOK_MAX_HOOKS_PER_KEY: intIn(1, 1_000_000).default(1000),
   WEBHOOK_SECRET_OVERLAP_MS: intIn(0, 30 * 86_400_000).default(86_400_000),
   METRICS_TOKEN: z.string().min(1).optional(),
+  RATE_LIMIT_PER_MINUTE: intIn(0, 10_000_000).default(1200),
+  ADMIN_TOKEN: z
+    .string()
+    .min(32, 'must be at least 32 characters (openssl rand -hex 32)')
+    .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces')
+    .optional(),
 });
 
 export type Config = z.infer<typeof envSchema>;
@@ -129,7 +135,7 @@ export type Config = z.infer<typeof envSchema>;
 export class ConfigError extends Error {}
 
 /** Values that are never echoed back in an error line. */
-const secretVariables = new Set(['CONNECTOR_SECRET', 'DATABASE_URL', 'METRICS_TOKEN']);
+const secretVariables = new Set(['CONNECTOR_SECRET', 'DATABASE_URL', 'METRICS_TOKEN', 'ADMIN_TOKEN']);
 
 /**
  * Parses the environment. Throws ConfigError whose message has one line for each invalid

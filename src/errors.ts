@@ -8,6 +8,8 @@ export const errorStatus = {
   validation: 400,
   missing_key: 401,
   invalid_key: 401,
+  expired_key: 401,
+  revoked_key: 401,
   invalid_scopes: 403,
   not_found: 404,
   limit_reached: 409,

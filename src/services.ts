@@ -34,6 +34,12 @@ import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
 import { targetPolicy, type TargetPolicy } from './webhooks/target-guard.js';
 import { Metrics } from './metrics/metrics.js';
 import { queueStats } from './metrics/queue-stats.js';
+import { KeyStore } from './auth/key-store.js';
+import { CatalogDirectory } from './auth/catalog-directory.js';
+import { KeyUsage } from './auth/key-usage.js';
+import { keyLimits, type KeyLimits } from './auth/key-limits.js';
+import { RateLimiter } from './auth/rate-limiter.js';
+import { RateLimitStore } from './auth/rate-limit-store.js';
 
 /** Everything routes need, built once and handed to `createApp`. */
 export interface Services {
@@ -56,6 +62,12 @@ export interface Services {
   confirmDeviceKey(principal: Principal): Promise<void>;
   options: OptionsService;
   failedAttempts: FailedAttempts;
+  /** The embedded catalog's keys and their lifecycle (docs/keys.md): the operator API and `npm run keys`. */
+  keyStore: KeyStore;
+  /** The embedded catalog's accounts and users, for the operator API. */
+  directory: CatalogDirectory;
+  /** The per-key rate limit and record of use, applied to every request with a good key. */
+  keyLimits: KeyLimits;
   watches: WatchStore;
   eventLog: EventLog;
   poller: DeviceStatusPoller;
@@ -129,6 +141,11 @@ export function buildServices(deps: ServiceDeps): Services {
   const eventLog = new EventLog(db, clock, logger);
   const deliveryQueue = new DeliveryQueue(db, clock);
   const failedAttempts = new FailedAttempts(db, clock);
+  const keyStore = new KeyStore(db, clock);
+  const rateLimits = new RateLimitStore(db);
+  // Upstream keys have no id here: their use is the upstream's to record.
+  const keyUsage = new KeyUsage(clock, (uses) => keyStore.recordUse(uses), logger);
+  const limits = keyLimits(new RateLimiter(rateLimits, clock, logger), config.RATE_LIMIT_PER_MINUTE, keyUsage);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
   const send = deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets);
   const deliverer = new WebhookDeliverer({
@@ -206,6 +223,9 @@ export function buildServices(deps: ServiceDeps): Services {
       },
     ),
     failedAttempts,
+    keyStore,
+    directory: new CatalogDirectory(db),
+    keyLimits: limits,
     watches,
     eventLog,
     poller,
@@ -219,7 +239,10 @@ export function buildServices(deps: ServiceDeps): Services {
       poller.start();
       deliverer.start();
       housekeeping = setInterval(() => {
-        void failedAttempts.prune().catch((err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped'));
+        const skipped = (err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped');
+        void failedAttempts.prune().catch(skipped);
+        void rateLimits.prune(clock.now()).catch(skipped);
+        void keyUsage.flush();
       }, housekeepingMs);
       housekeeping.unref();
     },
@@ -242,6 +265,8 @@ export function buildServices(deps: ServiceDeps): Services {
       if (housekeeping) clearInterval(housekeeping);
       // Together: the deliverer stops sending while the polls wind down, not after.
       await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop()), stopPart('recovers', () => hookOps.stop())]);
+      // The last minute's key uses, before the database closes.
+      await keyUsage.flush();
     },
     stillStopping: () => [...stopping],
   };

@@ -5,6 +5,7 @@ import type { KeyVerifier } from './embedded-keys.js';
 import type { Attempt, FailedAttempts } from './failed-attempts.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 import { forwardedFor } from './forwarded-for.js';
+import type { KeyLimits } from './key-limits.js';
 
 export type Scope = 'device:read' | 'menu:read' | 'hooks:write';
 
@@ -16,6 +17,16 @@ export interface AuthOptions {
   scope?: Scope;
   verify: KeyVerifier;
   attempts: FailedAttempts;
+  /** The per-key rate limit and record of use, applied to every request whose key is good. */
+  limits?: KeyLimits;
+}
+
+/** The refusals of a key that count as a failed attempt: unknown, and known but expired or revoked. */
+const refusedKey = new Set(['invalid_key', 'expired_key', 'revoked_key']);
+
+/** A 403 that names the scope the key lacks (docs/api.md). */
+export function missingScope(scope: Scope): AppError {
+  return new AppError('invalid_scopes', 'Invalid scopes', [{ path: 'scope', message: `needs ${scope}` }]);
 }
 
 declare module 'express-serve-static-core' {
@@ -26,7 +37,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-function bearerToken(req: Request): string | undefined {
+export function bearerToken(req: Request): string | undefined {
   const header = req.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer[ ]+(.*)$/i.exec(header);
@@ -92,11 +103,11 @@ export function authenticate(options: AuthOptions): RequestHandler {
       // Only upstream calls carry the caller's address (scopes null = an upstream decides).
       principal = { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
     } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_key') {
-        // A key known good until now (revoked since, or refused upstream) counts once it fails.
+      if (err instanceof AppError && refusedKey.has(err.code)) {
+        // A key known good until now (revoked or expired since, or refused upstream) counts once it fails.
         attempt ??= await lateAttempt(options.attempts, client, keyHash);
         attempt?.failed();
-        throw new AppError('invalid_key', err.message, undefined, challenge);
+        throw new AppError(err.code, err.message, undefined, challenge);
       }
       throw err;
     }
@@ -104,9 +115,10 @@ export function authenticate(options: AuthOptions): RequestHandler {
     // are known good already.
     if (attempt && principal.scopes !== null) await attempt.succeeded();
     else if (attempt) settleWithResponse(res, attempt);
-    if (options.scope && principal.scopes && !principal.scopes.has(options.scope)) {
-      throw new AppError('invalid_scopes', 'Invalid scopes');
-    }
+    // Every answer to a good key carries its rate limit, a refusal of its scope included.
+    const limited = options.limits?.(principal, res);
+    if (limited) await limited;
+    if (options.scope && principal.scopes && !principal.scopes.has(options.scope)) throw missingScope(options.scope);
     req.principal = principal;
     req.rejectionContext = { challenge, attempt: principal.scopes === null ? attempt : null };
     next();

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
-import type { Clock } from '../time/timestamps.js';
+import { parseIso, type Clock } from '../time/timestamps.js';
 import { AppError } from '../errors.js';
 import type { Principal } from '../sources/types.js';
 import { hashKey, sameHash } from './keys.js';
@@ -11,7 +11,11 @@ import { hashKey, sameHash } from './keys.js';
  * is no guess (it then does not count as an attempt before its look-up; a look-up that
  * refuses it counts one after).
  */
-export type KeyVerifier = ((key: string, keyHash?: string) => Promise<Principal>) & { isKnownGood?: (keyHash: string) => boolean };
+export type KeyVerifier = ((key: string, keyHash?: string) => Promise<Principal>) & {
+  isKnownGood?: (keyHash: string) => boolean;
+  /** Embedded mode: drops what this replica remembers of a key (by id), so a change to it applies at once here. */
+  forget?: (keyId: string) => void;
+};
 
 export interface KeyRecord {
   key_id: string;
@@ -21,6 +25,9 @@ export interface KeyRecord {
   user_id: string;
   account_id: string;
   account_name: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  rate_limit_per_minute: number | null;
 }
 
 /** The catalog's record of a key by its SHA-256 hash, with its user and account. */
@@ -29,13 +36,20 @@ export async function keyByHash(db: Db, keyHash: string): Promise<KeyRecord | un
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .innerJoin('accounts as a', 'a.id', 'u.account_id')
-    .select(['k.id as key_id', 'k.name as key_name', 'k.key_sha256', 'k.scopes', 'u.id as user_id', 'a.id as account_id', 'a.name as account_name'])
+    .select([
+      'k.id as key_id', 'k.name as key_name', 'k.key_sha256', 'k.scopes', 'u.id as user_id', 'a.id as account_id', 'a.name as account_name',
+      'k.expires_at', 'k.revoked_at', 'k.rate_limit_per_minute',
+    ])
     .where('k.key_sha256', '=', keyHash)
     .executeTakeFirst();
-  return row && { ...row, scopes: JSON.parse(row.scopes) as string[] };
+  return row && { ...row, scopes: JSON.parse(row.scopes) as string[], rate_limit_per_minute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute) };
 }
 
-/** How long a verified key is trusted without a new look-up (a revocation shows within this). */
+/**
+ * How long a verified key is trusted without a new look-up: a key revoked (or changed) on any
+ * replica is refused by every other within this (docs/keys.md). An expiry needs no look-up: it
+ * is checked against the clock on every request.
+ */
 export const verifiedKeyTtlMs = 5000;
 
 /**
@@ -53,15 +67,25 @@ export const knownKeyTtlMs = 10 * 60_000;
  * remembered, so every bad attempt is looked up and counted.
  */
 export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
-  const verified = new LRUCache<string, { until: number; knownUntil: number; principal: Omit<Principal, 'key'> }>({ max: 10_000 });
+  type Known = { until: number; knownUntil: number; expiresAtMs: number; principal: Omit<Principal, 'key'> };
+  const verified = new LRUCache<string, Known>({ max: 10_000 });
+  const usable = (hit: Known, key: string, now: number): Principal => {
+    if (hit.expiresAtMs <= now) throw new AppError('expired_key', 'API key expired');
+    return { ...hit.principal, key };
+  };
   const verify: KeyVerifier = async (key, keyHash = hashKey(key)) => {
     const now = clock.now();
     const hit = verified.get(keyHash);
-    if (hit && hit.until > now) return { ...hit.principal, key };
+    if (hit && hit.until > now) return usable(hit, key, now);
     const row = await keyByHash(db, keyHash);
     if (!row || !sameHash(row.key_sha256, keyHash)) {
       verified.delete(keyHash);
       throw new AppError('invalid_key', 'Invalid API key');
+    }
+    if (row.revoked_at !== null) {
+      // Still a key the catalog knows (no guess), but never again a good one.
+      verified.delete(keyHash);
+      throw new AppError('revoked_key', 'API key revoked');
     }
     const principal = {
       keyHash,
@@ -71,10 +95,16 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
       userId: row.user_id,
       accountId: row.account_id,
       accountName: row.account_name,
+      rateLimitPerMinute: row.rate_limit_per_minute,
     };
-    verified.set(keyHash, { until: now + verifiedKeyTtlMs, knownUntil: now + knownKeyTtlMs, principal });
-    return { ...principal, key };
+    const expiresAtMs = row.expires_at === null ? Number.POSITIVE_INFINITY : (parseIso(row.expires_at) ?? 0) / 1000;
+    const known = { until: now + verifiedKeyTtlMs, knownUntil: now + knownKeyTtlMs, expiresAtMs, principal };
+    verified.set(keyHash, known);
+    return usable(known, key, now);
   };
   verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.knownUntil ?? 0) > clock.now();
+  verify.forget = (keyId) => {
+    for (const [keyHash, known] of verified.entries()) if (known.principal.keyId === keyId) verified.delete(keyHash);
+  };
   return verify;
 }

@@ -23,3 +23,8 @@ export function sameHash(a: string, b: string): boolean {
 export function generateKey(): string {
   return `sk_live_${randomBytes(24).toString('base64url')}`;
 }
+
+/** The first 8 characters of a key: stored beside its hash so an operator can recognise it. */
+export function keyPrefix(key: string): string {
+  return key.slice(0, 8);
+}

@@ -35,6 +35,8 @@ const apiKeySchema = z
       .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits')
       .transform((hex) => hex.toLowerCase())
       .optional(),
+    expires_at: timestampText.nullable().optional(),
+    rate_limit_per_minute: z.number().int('must be an integer').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').nullable().optional(),
   })
   .refine((k) => (k.key === undefined) !== (k.key_sha256 === undefined), {
     message: 'exactly one of key and key_sha256 must be given',

@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import { chunks, inChunks } from '../db/chunks.js';
-import { hashKey } from '../auth/keys.js';
+import { hashKey, keyPrefix } from '../auth/keys.js';
+import { importKeys } from '../auth/key-store.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
 import type { Group, Item } from '../sources/types.js';
 import { fold, labelValueKey } from '../text/label-order.js';
@@ -61,31 +62,18 @@ export async function writeDataset(trx: Kysely<Tables>, dataset: Dataset, nowMs:
       .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ account_id: eb.ref('excluded.account_id'), name: eb.ref('excluded.name') })))
       .execute(),
   );
-  // Park the hashes of the keys this file rewrites first: checkReferences lets keys in the file
-  // swap or hand over hashes, which the UNIQUE(key_sha256) constraint used to reject half-way.
   await inserts(dataset.api_keys, (part) =>
-    trx.updateTable('api_keys').set({ key_sha256: sql`'moving:' || id` }).where('id', 'in', part.map((k) => k.id)).execute(),
-  );
-  await inserts(dataset.api_keys, (part) =>
-    trx
-      .insertInto('api_keys')
-      .values(part.map((key) => ({
-        id: key.id,
-        user_id: key.user_id,
-        name: key.name,
-        key_sha256: key.key_sha256 ?? hashKey(key.key!),
-        scopes: JSON.stringify([...new Set(key.scopes)]),
-        created_at: formatMicros(nowMs * 1000),
-      })))
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          user_id: eb.ref('excluded.user_id'),
-          name: eb.ref('excluded.name'),
-          key_sha256: eb.ref('excluded.key_sha256'),
-          scopes: eb.ref('excluded.scopes'),
-        })),
-      )
-      .execute(),
+    importKeys(trx, part.map((key) => ({
+      id: key.id,
+      user_id: key.user_id,
+      name: key.name,
+      key_sha256: key.key_sha256 ?? hashKey(key.key!),
+      prefix: key.key === undefined ? null : keyPrefix(key.key),
+      scopes: JSON.stringify([...new Set(key.scopes)]),
+      created_at: formatMicros(nowMs * 1000),
+      expires_at: key.expires_at === undefined || key.expires_at === null ? null : ts(key.expires_at),
+      rate_limit_per_minute: key.rate_limit_per_minute ?? null,
+    }))),
   );
   await writeDevices(trx, dataset.devices, ts, tsOrNull);
   await writeMenus(trx, dataset.menus);

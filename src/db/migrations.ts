@@ -280,6 +280,24 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE delivery_attempts ADD COLUMN response_body TEXT;
   CREATE INDEX deliveries_hook_order ON deliveries(hook_id, id);
   `,
+  (t) => `
+  -- Key lifecycle (docs/keys.md): a key's first 8 characters to recognise it by (NULL for keys
+  -- imported by their hash alone), when it was last used (to the minute, flushed from memory),
+  -- when it expires or was revoked, and its own rate limit (NULL = RATE_LIMIT_PER_MINUTE).
+  ALTER TABLE api_keys ADD COLUMN prefix TEXT;
+  ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+  ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+  ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
+  ALTER TABLE api_keys ADD COLUMN rate_limit_per_minute INTEGER;
+  CREATE INDEX api_keys_user ON api_keys(user_id, id);
+  -- The per-key rate limit shared by every replica (docs/keys.md): a GCRA theoretical arrival
+  -- time in microseconds, and what the last reservation granted (read back by RETURNING).
+  CREATE TABLE rate_limits (
+    key_hash TEXT PRIMARY KEY,
+    tat ${t.int8} NOT NULL,
+    granted INTEGER NOT NULL
+  );
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

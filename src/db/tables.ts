@@ -10,7 +10,24 @@ import type { Generated } from 'kysely';
 export interface Tables {
   accounts: { id: string; name: string };
   users: { id: string; account_id: string; name: string };
-  api_keys: { id: string; user_id: string; name: string; key_sha256: string; scopes: string; created_at: string };
+  api_keys: {
+    id: string;
+    user_id: string;
+    name: string;
+    key_sha256: string;
+    scopes: string;
+    created_at: string;
+    /** The key's first 8 characters (null: imported by its hash alone). */
+    prefix: string | null;
+    /** Catalog timestamps; `last_used_at` to the minute. */
+    last_used_at: string | null;
+    expires_at: string | null;
+    revoked_at: string | null;
+    /** The key's own limit; null = RATE_LIMIT_PER_MINUTE. */
+    rate_limit_per_minute: number | null;
+  };
+  /** The per-key rate limit's shared state (auth/rate-limit-store.ts). */
+  rate_limits: { key_hash: string; tat: number; granted: number };
   devices: DeviceRow;
   /**
    * `registered_at` is the device's, copied so that a user's devices page in order from one index;

@@ -32,13 +32,14 @@ type Authorize = (payload: Record<string, Authorization>) => unknown;
 type Logout = (names: string[]) => unknown;
 
 export function oneKeyAuthPlugin() {
-  /** The schemes that carry the key itself: API-key headers and HTTP bearer. */
+  /** The schemes that carry the key itself: API-key headers and HTTP bearer, but the operator's token. */
   const keySchemes = (system: SwaggerSystem): Array<[string, SchemeMap]> => {
     const found: Array<[string, SchemeMap]> = [];
     system.specSelectors.securityDefinitions()?.forEach((schema, name) => {
       const type = schema.get('type');
       const scheme = String(schema.get('scheme') ?? '').toLowerCase();
-      if (type === 'apiKey' || (type === 'http' && scheme === 'bearer')) found.push([name, schema]);
+      // The operator's token (AdminToken) is not a key: it is never copied to or from the key boxes.
+      if (name !== 'AdminToken' && (type === 'apiKey' || (type === 'http' && scheme === 'bearer'))) found.push([name, schema]);
     });
     return found;
   };

@@ -214,3 +214,4 @@ export const ConnectorManifest = component(
     })
     .describe('`manifests/connector.json` with defaults filled in, `baseUrl` added and `$schema` absolute; it validates against the schema `$schema` names.'),
 );
+export * from './admin-responses.js';

@@ -1,8 +1,9 @@
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.js';
-import { authenticate, confirmDeviceKey } from '../auth/authenticate.js';
+import { authenticate, confirmDeviceKey, missingScope } from '../auth/authenticate.js';
 import { AppError } from '../errors.js';
+import { adminToken } from '../auth/admin-token.js';
 import { parseBody, parseParams, parseQuery } from './query.js';
 import type { Route, RouteAuth } from './route.js';
 
@@ -35,7 +36,7 @@ const requireJson: RequestHandler = (req, _res, next) => {
 const jsonBody = express.json({ limit: '16kb', strict: false });
 
 function authMiddleware(auth: RouteAuth, services: Services): RequestHandler[] {
-  const checked = authenticate({ headers: auth.headers, scope: auth.scopes[0], verify: services.keys[auth.keys], attempts: services.failedAttempts });
+  const checked = authenticate({ headers: auth.headers, scope: auth.scopes[0], verify: services.keys[auth.keys], attempts: services.failedAttempts, limits: services.keyLimits });
   return auth.confirmDeviceKey ? [checked, confirmDeviceKey(services)] : [checked];
 }
 
@@ -45,7 +46,8 @@ function laterScopes(auth: RouteAuth | undefined): ((req: Request) => void) | nu
   if (later.length === 0) return null;
   return (req) => {
     const scopes = req.principal?.scopes;
-    if (scopes && later.some((scope) => !scopes.has(scope))) throw new AppError('invalid_scopes', 'Invalid scopes');
+    const missing = scopes ? later.find((scope) => !scopes.has(scope)) : undefined;
+    if (missing) throw missingScope(missing);
   };
 }
 
@@ -84,7 +86,8 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
     const body = bodySchema && !(route.bodyOptional && req.body === undefined) ? parseBody(bodySchema, req.body) : undefined;
     return handler({ req, res, services, principal: req.principal, params, query, body, state });
   };
-  return [...(route.auth ? authMiddleware(route.auth, services) : []), ...(bodySchema ? [requireJson, jsonBody] : []), handle];
+  const guard = route.admin ? [adminToken(services.config.ADMIN_TOKEN, services.failedAttempts)] : route.auth ? authMiddleware(route.auth, services) : [];
+  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle];
 }
 
 /**

@@ -33,6 +33,8 @@ export interface OperationSpec {
   description?: string;
   /** Which key headers the route reads and the scopes it needs; absent = no key. */
   auth?: { headers: KeyHeaders; scopes: readonly Scope[] };
+  /** The operator API: `Authorization: Bearer <ADMIN_TOKEN>` instead of a key (docs/keys.md). */
+  admin?: boolean;
   params?: ParamsSchema;
   query?: ParamsSchema;
   extraParameters?: Json[];
@@ -94,29 +96,32 @@ function parametersOf(schema: ParamsSchema, location: 'query' | 'path'): Json[] 
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
 const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+/** On every answer to a good key (docs/keys.md), when a rate limit applies. */
+const rateLimitHeaders = { 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' }, RateLimit: { $ref: '#/components/headers/RateLimit' } };
 
 export const defaultErrorText: Record<ErrorStatus, string> = {
   400: 'A bad parameter or body: `message` names the first, `details` lists every one.',
-  401: '`Missing API key` or `Invalid API key`.',
-  403: '`Invalid scopes`: the key lacks the scope.',
+  401: '`Missing API key`, `Invalid API key`, `API key expired` or `API key revoked`.',
+  403: '`Invalid scopes`: the key lacks the scope; `details` names it (`needs menu:read`).',
   404: 'Not found.',
   409: 'A limit was reached: `message` names it.',
   413: '`Request body is too large`.',
   415: 'An unsupported `Content-Type`, `Content-Encoding` or charset.',
-  429: '`Too many requests`: 20 failed key attempts from this client within a minute.',
+  429: '`Rate limit exceeded`: the key made more requests than its limit allows (`RateLimit-Policy`); or `Too many requests`: 20 failed key attempts from this client within a minute.',
   502: '`Upstream unavailable` (upstream mode).',
   503: '`Database unavailable`: the database did not answer within `DATABASE_TIMEOUT_MS`, or cannot be reached; or `Service shutting down`: the service stopped before the request could finish. Try again after `Retry-After` seconds.',
   504: '`Upstream timeout` (upstream mode).',
 };
 
 function errorResponse(status: ErrorStatus, description: string, spec: OperationSpec): Json {
-  const headers: Json = { ...requestIdHeader };
-  if (status === 401 && spec.auth?.headers === 'bearer') headers['WWW-Authenticate'] = { $ref: '#/components/headers/WWWAuthenticate' };
+  const headers: Json = { ...requestIdHeader, ...(spec.auth && (status === 403 || status === 429) ? rateLimitHeaders : {}) };
+  if (status === 401 && (spec.auth?.headers === 'bearer' || spec.admin)) headers['WWW-Authenticate'] = { $ref: '#/components/headers/WWWAuthenticate' };
   if (status === 429 || status === 502 || status === 503) headers['Retry-After'] = { $ref: '#/components/headers/RetryAfter' };
   return { description, headers, content: errorContent };
 }
 
-function security(auth: OperationSpec['auth']): Json[] {
+function security(auth: OperationSpec['auth'], admin = false): Json[] {
+  if (admin) return [{ AdminToken: [] }];
   if (!auth) return [];
   const apiKey = { ApiKeyHeader: auth.scopes };
   const bearer = { BearerAuth: auth.scopes };
@@ -125,7 +130,8 @@ function security(auth: OperationSpec['auth']): Json[] {
   return [apiKey, bearer];
 }
 
-function keyText(auth: OperationSpec['auth']): string {
+function keyText(auth: OperationSpec['auth'], admin = false): string {
+  if (admin) return 'Operator: `Authorization: Bearer <ADMIN_TOKEN>`. Without `ADMIN_TOKEN` every operator path answers 404 `Not found`.';
   if (!auth) return 'No key needed.';
   const header = { bearer: '`Authorization: Bearer <key>`', 'x-api-key': '`X-API-Key: <key>`', either: '`X-API-Key: <key>` or `Authorization: Bearer <key>`' }[auth.headers];
   const scopes = auth.scopes.length > 0 ? `scope ${auth.scopes.map((s) => `\`${s}\``).join(' and ')}` : 'no scope';
@@ -140,7 +146,7 @@ export function operation(spec: OperationSpec): Json {
   ];
   const responses: Json = {};
   for (const [status, response] of Object.entries(spec.responses)) {
-    const out: Json = { description: response.description, headers: { ...requestIdHeader, ...response.headers } };
+    const out: Json = { description: response.description, headers: { ...requestIdHeader, ...(spec.auth ? rateLimitHeaders : {}), ...response.headers } };
     if (response.schema) out.content = { 'application/json': { schema: schemaRef(response.schema) } };
     if (response.content) out.content = { [response.content.type]: { schema: response.content.schema } };
     responses[status] = out;
@@ -155,6 +161,12 @@ export function operation(spec: OperationSpec): Json {
     errors[503] = defaultErrorText[503];
     errors[504] = defaultErrorText[504];
   }
+  if (spec.admin) {
+    errors[401] = '`Missing admin token` or `Invalid admin token` (counted by the failed-attempt limit).';
+    errors[404] = '`Not found`: `ADMIN_TOKEN` is not set, so the operator API is off.';
+    errors[429] = '`Too many requests`: 20 failed key or token attempts from this client within a minute.';
+    errors[503] = defaultErrorText[503];
+  }
   Object.assign(errors, spec.errors);
   for (const status of Object.keys(errors).map(Number).sort() as ErrorStatus[]) {
     responses[status] = errorResponse(status, errors[status]!, spec);
@@ -163,8 +175,8 @@ export function operation(spec: OperationSpec): Json {
     operationId: spec.operationId,
     tags: [spec.tag],
     summary: spec.summary,
-    description: [spec.description, keyText(spec.auth)].filter(Boolean).join('\n\n'),
-    security: security(spec.auth),
+    description: [spec.description, keyText(spec.auth, spec.admin)].filter(Boolean).join('\n\n'),
+    security: security(spec.auth, spec.admin),
   };
   if (parameters.length > 0) op.parameters = parameters;
   if (spec.body) {

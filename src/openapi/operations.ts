@@ -10,7 +10,7 @@ import type { Json, OperationSpec } from './operation.js';
 
 /** What the document says of a route: its declaration without the handler and what serves it. */
 export function operations(routes: readonly Route[]): OperationSpec[] {
-  return routes.map(({ method, path, operationId, tag, summary, description, auth, params, query, extraParameters, body, bodyOptional, responses, errors }) => ({
+  return routes.map(({ method, path, operationId, tag, summary, description, auth, admin, params, query, extraParameters, body, bodyOptional, responses, errors }) => ({
     method,
     path,
     operationId,
@@ -18,6 +18,7 @@ export function operations(routes: readonly Route[]): OperationSpec[] {
     summary,
     description,
     auth: auth && { headers: auth.headers, scopes: auth.scopes },
+    admin,
     params,
     query,
     extraParameters,

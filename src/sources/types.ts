@@ -51,6 +51,8 @@ export interface Principal {
   userId: string | null;
   accountId: string | null;
   accountName: string | null;
+  /** Embedded mode: the key's own rate limit (null or absent = RATE_LIMIT_PER_MINUTE; docs/keys.md). */
+  rateLimitPerMinute?: number | null;
   /** The request this principal arrived with; forwarded upstream as `X-Request-Id`. */
   requestId?: string;
   /** Its caller's address (chain), forwarded upstream as `X-Forwarded-For`; unset in background work. */

@@ -73,7 +73,7 @@ describe('sign-in', () => {
     await signInAs('owner', 'sk_wrong_key_0000000000000000');
     await see(page.getByRole('alert'), 'Invalid API key');
     await screenshot(page, 'sign-in');
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   test('the demo key signs in to the devices page; the key is in session storage only, never in a URL or cookie', async () => {
@@ -83,8 +83,8 @@ describe('sign-in', () => {
     await see(page.getByText('Harbor Street Diner'));
     expect(page.url()).not.toContain(demoKey);
     expect(await browser.context.cookies()).toEqual([]);
-    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(demoKey);
-    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(demoKey);
+    expect(await page.evaluate('JSON.stringify(sessionStorage)')).toContain(demoKey);
+    expect(await page.evaluate('JSON.stringify(localStorage)')).not.toContain(demoKey);
     // The start banner prints the demo key on purpose; no log line does.
     const logLines = connector.output().split('\n').filter((line) => line.startsWith('{'));
     expect(logLines.filter((line) => line.includes(demoKey))).toEqual([]);

@@ -53,7 +53,7 @@ async function measure(name: string, go: () => Promise<void>, ready: () => Promi
   await go();
   await ready();
   const contentMs = Date.now() - started;
-  const firstContentfulPaintMs = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1);
+  const firstContentfulPaintMs = (await page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1")) as number;
   measured[name] = { firstContentfulPaintMs: Math.round(firstContentfulPaintMs), contentMs };
 }
 

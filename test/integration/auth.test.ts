@@ -217,8 +217,8 @@ describe('errors', () => {
 
   test('device area, key without device:read → 403 Invalid scopes', async () => {
     for (const key of [keys.anaMenuOnly, keys.anaNoScopes]) {
-      await request(t.app).get('/devices').set(...bearer(key)).expect(403, { message: 'Invalid scopes' });
-      await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(key)).expect(403, { message: 'Invalid scopes' });
+      await request(t.app).get('/devices').set(...bearer(key)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+      await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(key)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     }
   });
 
@@ -232,9 +232,9 @@ describe('errors', () => {
   });
 
   test('/v1/menus, key without menu:read → 403 Invalid scopes', async () => {
-    await request(t.app).get('/v1/menus').set(...apiKey(deviceOnlyKey)).expect(403, { message: 'Invalid scopes' });
-    await request(t.app).get('/v1/menus').set(...apiKey(keys.anaNoScopes)).expect(403, { message: 'Invalid scopes' });
-    await request(t.app).get('/v1/groups').set(...apiKey(deviceOnlyKey)).expect(403, { message: 'Invalid scopes' });
+    await request(t.app).get('/v1/menus').set(...apiKey(deviceOnlyKey)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(t.app).get('/v1/menus').set(...apiKey(keys.anaNoScopes)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(t.app).get('/v1/groups').set(...apiKey(deviceOnlyKey)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 
   test('/v1/me without a key → 401 Missing API key', async () => {
@@ -244,8 +244,8 @@ describe('errors', () => {
 
 describe('security', () => {
   test('the scope check comes before the device look-up: 403, not 404, for any id', async () => {
-    await request(t.app).get('/devices/00:00:00:00:00:00').set(...bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes' });
-    await request(t.app).get('/devices/b0:00:00:00:00:01').set(...bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes' });
+    await request(t.app).get('/devices/00:00:00:00:00:00').set(...bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app).get('/devices/b0:00:00:00:00:01').set(...bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('error bodies never echo the key', async () => {

@@ -345,7 +345,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     });
     const devices = await request(t.app).get('/devices').set('Authorization', `Bearer ${key}`).expect(200);
     expect(devices.body.total).toBe(2);
-    await request(t.app).get('/v1/menus').set('X-API-Key', key).expect(403, { message: 'Invalid scopes' });
+    await request(t.app).get('/v1/menus').set('X-API-Key', key).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 
   test('two creates give two different keys; several scopes and duplicates are accepted', async () => {
@@ -382,7 +382,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     expect(dump(dbPath)).toBe(before);
   });
 
-  test('list shows keys (optionally per user) without secrets; revoke deletes one', async () => {
+  test('list shows keys (optionally per user) without secrets; revoke refuses one from then on, and may be repeated', async () => {
     const dbPath = await seeded();
     const env = { DATABASE_PATH: dbPath };
     const created = await node(keysCli, ['create', '--user', 'usr_ben', '--scopes', 'device:read'], env);
@@ -391,8 +391,11 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
 
     const list = await node(keysCli, ['list'], env);
     expect(list.code).toBe(0);
-    const rows = list.stdout.trim().split('\n').map((line) => line.split('\t'));
+    const lines = list.stdout.trim().split('\n').map((line) => line.split('\t'));
+    // id, user, scopes, name, then prefix, status, expiry, last use and own limit.
+    const rows = lines.map((row) => row.slice(0, 4));
     expect(rows).toHaveLength(3);
+    expect(lines.find((row) => row[0] === newId)!.slice(4)).toEqual([newKey.slice(0, 8), 'active', '-', '-', '-']);
     expect(rows).toContainEqual(['key_ana_all', 'usr_ana', 'device:read,menu:read,hooks:write', 'Automation (all scopes)']);
     expect(rows).toContainEqual(['key_ben_menu', 'usr_ben', 'menu:read', 'Menu board only']);
     expect(rows).toContainEqual([newId, 'usr_ben', 'device:read', 'Created with npm run keys']);
@@ -407,15 +410,41 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     const revoke = await node(keysCli, ['revoke', newId], env);
     expect(revoke.code).toBe(0);
     expect(revoke.stdout.trim()).toBe(`Revoked key ${newId}.`);
-    expect(withDb(dbPath, (db) => db.prepare('SELECT count(*) FROM api_keys WHERE id = ?').pluck().get(newId))).toBe(0);
+    expect(withDb(dbPath, (db) => db.prepare('SELECT revoked_at FROM api_keys WHERE id = ?').pluck().get(newId))).toMatch(/^\d{4}-/);
     const t = await buildTestApp({ databasePath: dbPath });
     apps.push(t);
-    await request(t.app).get('/v1/me').set('X-API-Key', newKey).expect(401, { message: 'Invalid API key' });
+    await request(t.app).get('/v1/me').set('X-API-Key', newKey).expect(401, { message: 'API key revoked' });
     await request(t.app).get('/v1/me').set('X-API-Key', exampleKey).expect(200);
 
     const again = await node(keysCli, ['revoke', newId], env);
-    expect(again.code).toBe(1);
-    expect(again.stderr.trim()).toBe(`Unknown key "${newId}"`);
+    expect(again.code).toBe(0);
+    const unknown = await node(keysCli, ['revoke', 'key_nobody'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe('Unknown key "key_nobody"');
+  });
+
+  test('create with --expires and --rate-limit, then roll: the new key is printed once, the old one expires after the grace', async () => {
+    const dbPath = await seeded();
+    const env = { DATABASE_PATH: dbPath };
+    const created = await node(keysCli, ['create', '--user', 'usr_ben', '--scopes', 'menu:read', '--expires', 'now+30d', '--rate-limit', '50'], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/It expires at \d{4}-.*\nIts rate limit is 50 requests a minute\./);
+    const oldKey = created.stdout.trim().split('\n').at(-1)!;
+    const oldId = /Created key (\S+) /.exec(created.stdout)![1]!;
+    const bad = await node(keysCli, ['create', '--user', 'usr_ben', '--scopes', 'menu:read', '--rate-limit', '0'], env);
+    expect([bad.code, bad.stderr.trim()]).toEqual([1, '--rate-limit: rate_limit_per_minute must be at least 1']);
+    const rolled = await node(keysCli, ['roll', oldId, '--grace', '0'], env);
+    expect(rolled.code).toBe(0);
+    const newKey = rolled.stdout.trim().split('\n').at(-1)!;
+    expect(newKey).toMatch(/^sk_live_/);
+    expect(rolled.stdout.split(newKey)).toHaveLength(2);
+    expect(rolled.stdout).not.toContain(oldKey);
+    const t = await buildTestApp({ databasePath: dbPath });
+    apps.push(t);
+    t.clock.ms = Date.now() + 1000;
+    await request(t.app).get('/v1/me').set('X-API-Key', oldKey).expect(401, { message: 'API key expired' });
+    const me = await request(t.app).get('/v1/me').set('X-API-Key', newKey).expect(200);
+    expect(me.headers['ratelimit-policy']).toBe('"default";q=50;w=60');
   });
 
   test('an unknown command prints the usage and exits 1', async () => {

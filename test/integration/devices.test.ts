@@ -528,7 +528,7 @@ describe('errors', () => {
     await request(t.app)
       .get('/devices?page=0')
       .set(...auth(keys.anaMenuOnly))
-      .expect(403, { message: 'Invalid scopes' });
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 });
 

@@ -174,12 +174,12 @@ describe('POST /v1/hooks', () => {
     const t = await app();
     const r = await receiver();
     // Ben has device:read and menu:read only.
-    await api(t, keys.ben).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
-    await api(t, keys.anaMenuOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
-    await api(t, keys.anaNoScopes).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
+    await api(t, keys.ben).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
+    await api(t, keys.anaMenuOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
+    await api(t, keys.anaNoScopes).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
     const hooksOnly = 'sk_test_ana_hooks_only_000000000';
     await t.all(`INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_hooks', 'usr_ana', 'Hooks only', ?, '["hooks:write"]', '2026-01-01T00:00:00.000000Z')`, hashKey(hooksOnly));
-    await api(t, hooksOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes' });
+    await api(t, hooksOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     await request(t.app).post('/v1/hooks').send({ target_url: r.url }).expect(401, { message: 'Missing API key' });
     expect((await t.value('SELECT count(*) FROM hooks'))).toBe(0);
   });
@@ -363,7 +363,7 @@ describe('GET and DELETE /v1/hooks', () => {
     const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
-    await api(t, keys.ben).del(`/v1/hooks/${hook.id}`).expect(403, { message: 'Invalid scopes' });
+    await api(t, keys.ben).del(`/v1/hooks/${hook.id}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
     await request(t.app).delete(`/v1/hooks/${hook.id}`).expect(401, { message: 'Missing API key' });
     await api(t).get(`/v1/hooks/${hook.id}`).expect(200);
   });

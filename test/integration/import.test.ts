@@ -353,7 +353,7 @@ describe('api keys', () => {
     const me = await request(t.app).get('/v1/me').set('X-API-Key', secretKey).expect(200);
     expect(me.body.key).toEqual({ id: 'key_ben_menu', name: 'Menu board only', scopes: ['menu:read'] });
     // menu:read only: the device area refuses it.
-    await request(t.app).get('/devices').set('Authorization', `Bearer ${secretKey}`).expect(403, { message: 'Invalid scopes' });
+    await request(t.app).get('/devices').set('Authorization', `Bearer ${secretKey}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('duplicate scopes are stored once', async () => {

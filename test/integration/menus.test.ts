@@ -584,7 +584,7 @@ describe('menu area: keys and scopes', () => {
 
   test.each(paths)('a key without menu:read → 403 Invalid scopes: %s', async (path) => {
     const res = await request(a.app).get(path).set('X-API-Key', keys.anaNoScopes).expect(403);
-    expect(res.text).toBe(JSON.stringify({ message: 'Invalid scopes' }));
+    expect(res.text).toBe(JSON.stringify({ message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] }));
   });
 
   test('keys with menu:read are let in, with or without other scopes', async () => {
@@ -596,7 +596,7 @@ describe('menu area: keys and scopes', () => {
 
   test('the key is checked before the query: a bad filter without a key is 401, without the scope 403', async () => {
     await request(a.app).get('/v1/groups?tags=').expect(401, { message: 'Missing API key' });
-    await request(a.app).get('/v1/groups?tags=').set('X-API-Key', keys.anaNoScopes).expect(403, { message: 'Invalid scopes' });
+    await request(a.app).get('/v1/groups?tags=').set('X-API-Key', keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 });
 

@@ -15,7 +15,8 @@ import { routes as declaredRoutes } from '../../src/http/routes/index.js';
 // real responses from every part of the API.
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type Method = 'get' | 'post' | 'delete';
+type Method = 'get' | 'post' | 'patch' | 'delete';
+const adminToken = 'openapi-test-admin-token-0123456789abcdef';
 
 const timeoutMs = 300_000;
 const dev01 = 'a4:83:e7:1f:2b:01';
@@ -139,7 +140,7 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   // The clock starts 5 minutes before real time so delivery timestamps are current.
-  t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now() - timeoutMs), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now() - timeoutMs), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ADMIN_TOKEN: adminToken } });
   doc = (await request(t.app).get('/openapi.json').expect(200).expect('Content-Type', /^application\/json/)).body as Json;
   schemas = makeAjv(doc);
   receiver = await new Receiver().start();
@@ -163,20 +164,30 @@ describe('GET /openapi.json: every route, documented', () => {
     expect(registeredRoutes(t.app)).toEqual(names);
     expect(documentedRoutes(doc)).toEqual(names);
     const schemes = { bearer: ['BearerAuth'], 'x-api-key': ['ApiKeyHeader'], either: ['ApiKeyHeader', 'BearerAuth'] };
-    for (const { method, path, operationId, auth } of declared) {
+    for (const { method, path, operationId, auth, admin } of declared) {
       const op = doc.paths[path][method] as Json;
       expect([path, op.operationId]).toEqual([path, operationId]);
-      expect([path, op.security]).toEqual([path, auth ? schemes[auth.headers].map((scheme) => ({ [scheme]: auth.scopes })) : []]);
+      const expected = admin ? [{ AdminToken: [] }] : auth ? schemes[auth.headers].map((scheme) => ({ [scheme]: auth.scopes })) : [];
+      expect([path, op.security]).toEqual([path, expected]);
     }
   });
 
   test('every route takes the key its declaration (and so its operation) names, and no other', async () => {
     const bearer = { ana: { Authorization: `Bearer ${keys.ana}` }, none: { Authorization: `Bearer ${keys.anaNoScopes}` } };
     const apiKey = { ana: { 'X-API-Key': keys.ana }, none: { 'X-API-Key': keys.anaNoScopes } };
+    let checkedAdminRefusal = false;
     for (const route of declaredRoutes(t.services.manifest, t.services.targets)) {
       const call = async (headers: Record<string, string>) => (await request(t.app)[route.method](route.path.replace(/\{[^}]+\}/g, 'x')).set(headers)).status;
       const where = `${route.method.toUpperCase()} ${route.path}`;
       const schemes = (doc.paths[route.path][route.method].security as Json[]).map((requirement) => Object.keys(requirement)[0]);
+      if (route.admin) {
+        // The operator's token, and no key, opens it (a key as the token once: failures count
+        // against the client, so not for every route).
+        if (!checkedAdminRefusal) expect([where, await call(bearer.ana), await call(apiKey.ana)]).toEqual([where, 401, 401]);
+        checkedAdminRefusal = true;
+        expect([where, await call({ Authorization: `Bearer ${adminToken}` })]).not.toEqual([where, 401]);
+        continue;
+      }
       if (!route.auth) {
         expect([where, await call({})]).not.toEqual([where, 401]);
         continue;
@@ -237,6 +248,7 @@ describe('GET /openapi.json: every route, documented', () => {
     expect(doc.components.securitySchemes).toEqual({
       ApiKeyHeader: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
       BearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      AdminToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     });
     const schemesOf = (method: Method, path: string) => (doc.paths[path][method].security as Json[]).map((r) => Object.keys(r)[0]);
     expect(schemesOf('get', '/devices')).toEqual(['BearerAuth']);
@@ -402,15 +414,16 @@ function expectDocumented(method: Method, url: string, res: Response): Response 
   return res;
 }
 
-type Auth = 'apikey' | 'bearer' | 'none';
+type Auth = 'apikey' | 'bearer' | 'admin' | 'none';
 
 async function call(method: Method, url: string, options: { key?: string; auth?: Auth; body?: unknown; headers?: Record<string, string>; app?: Express } = {}): Promise<Response> {
   const app = options.app ?? t.app;
-  let req = method === 'get' ? request(app).get(url) : method === 'post' ? request(app).post(url) : request(app).delete(url);
+  let req = request(app)[method](url);
   const key = options.key ?? keys.ana;
   const auth = options.auth ?? (url.startsWith('/devices') ? 'bearer' : 'apikey');
   if (auth === 'apikey') req = req.set('X-API-Key', key);
   if (auth === 'bearer') req = req.set('Authorization', `Bearer ${key}`);
+  if (auth === 'admin') req = req.set('Authorization', `Bearer ${adminToken}`);
   for (const [name, value] of Object.entries(options.headers ?? {})) req = req.set(name, value);
   if (options.body !== undefined) req = req.send(options.body as object);
   return expectDocumented(method, url, await req);
@@ -524,7 +537,7 @@ describe('real responses match the documented schemas', () => {
     expect((await call('get', '/v1/menus', { auth: 'none' })).status).toBe(401);
     expect((await call('get', '/v1/hooks', { key: 'sk_test_not_a_real_key_00000' })).body).toEqual({ message: 'Invalid API key' });
 
-    expect((await call('get', '/devices', { key: keys.anaMenuOnly })).body).toEqual({ message: 'Invalid scopes' });
+    expect((await call('get', '/devices', { key: keys.anaMenuOnly })).body).toEqual({ message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     expect((await call('get', '/v1/menus', { key: keys.anaNoScopes })).status).toBe(403);
     expect((await call('post', '/v1/hooks', { key: keys.ben, body: { target_url: receiver.url } })).status).toBe(403);
 
@@ -563,6 +576,23 @@ describe('real responses match the documented schemas', () => {
     }
   });
 
+  test('the operator API: accounts, users, keys (create, change, roll, revoke), queue', async () => {
+    const admin = { auth: 'admin' as const };
+    await call('get', '/admin/v1/accounts', admin);
+    await call('get', '/admin/v1/users?account_id=acc_harbor', admin);
+    await call('get', '/admin/v1/keys?limit=2', admin);
+    const created = await call('post', '/admin/v1/keys', { ...admin, body: { user_id: 'usr_ben', scopes: ['menu:read'], name: 'OpenAPI', expires_at: 'now+1d', rate_limit_per_minute: 60 } });
+    expect(created.status).toBe(201);
+    expect((await call('patch', `/admin/v1/keys/${created.body.id}`, { ...admin, body: { name: 'Renamed', expires_at: null } })).status).toBe(200);
+    const rolled = await call('post', `/admin/v1/keys/${created.body.id}/roll`, { ...admin, body: { grace_seconds: 60 } });
+    expect(rolled.status).toBe(201);
+    expect((await call('delete', `/admin/v1/keys/${rolled.body.id}`, admin)).status).toBe(204);
+    expect((await call('post', `/admin/v1/keys/${rolled.body.id}/roll`, { ...admin, body: { grace_seconds: 60 } })).status).toBe(409);
+    expect((await call('get', '/admin/v1/queue', admin)).status).toBe(200);
+    expect((await call('get', '/admin/v1/keys?limit=0', admin)).status).toBe(400);
+    expect((await call('get', '/admin/v1/accounts', { auth: 'none' })).status).toBe(401);
+  });
+
   test('every documented operation was exercised with a successful response', () => {
     expect(documentedRoutes(doc).filter((route) => !exercised.has(route))).toEqual([]);
   });
@@ -591,7 +621,7 @@ describe('GET /docs', () => {
     const keySchemes = Object.entries(doc.components.securitySchemes as Json)
       .filter(([, scheme]) => scheme.type === 'apiKey' || (scheme.type === 'http' && scheme.scheme === 'bearer'))
       .map(([name]) => name);
-    expect(keySchemes.sort()).toEqual(['ApiKeyHeader', 'BearerAuth']);
+    expect(keySchemes.sort()).toEqual(['AdminToken', 'ApiKeyHeader', 'BearerAuth']);
     for (const { where, op } of operationsOf(doc)) {
       for (const requirement of (op.security ?? []) as Json[]) {
         for (const scheme of Object.keys(requirement)) expect([where, keySchemes.includes(scheme)]).toEqual([where, true]);

@@ -515,19 +515,19 @@ describe('keys and scopes', () => {
 
   test('menu and group options need menu:read', async () => {
     for (const path of [MENUS, groupsPath(menuIds.allDay)]) {
-      await get(t.app, path, keys.anaNoScopes).expect(403, { message: 'Invalid scopes' });
+      await get(t.app, path, keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
       await get(t.app, path, keys.anaMenuOnly).expect(200);
     }
   });
 
   test('device options need device:read', async () => {
-    await get(t.app, DEVICES, keys.anaNoScopes).expect(403, { message: 'Invalid scopes' });
-    await get(t.app, DEVICES, keys.anaMenuOnly).expect(403, { message: 'Invalid scopes' });
-    await request(t.app).get(DEVICES).set('Authorization', `Bearer ${keys.anaMenuOnly}`).expect(403, { message: 'Invalid scopes' });
+    await get(t.app, DEVICES, keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await get(t.app, DEVICES, keys.anaMenuOnly).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app).get(DEVICES).set('Authorization', `Bearer ${keys.anaMenuOnly}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('scope is checked before the menu is looked up (no 404 for a key without menu:read)', async () => {
-    await get(t.app, groupsPath(menuIds.otherAccount), keys.anaNoScopes).expect(403, { message: 'Invalid scopes' });
+    await get(t.app, groupsPath(menuIds.otherAccount), keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 });
 
@@ -621,8 +621,8 @@ describe('sorting and edge cases (extended catalog)', () => {
   });
 
   test('a device-only key may not read menu options', async () => {
-    await get(e.app, MENUS, deviceOnlyKey).expect(403, { message: 'Invalid scopes' });
-    await get(e.app, groupsPath('m-empty'), deviceOnlyKey).expect(403, { message: 'Invalid scopes' });
+    await get(e.app, MENUS, deviceOnlyKey).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await get(e.app, groupsPath('m-empty'), deviceOnlyKey).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
     await request(e.app).get(DEVICES).set('Authorization', `Bearer ${deviceOnlyKey}`).expect(200);
   });
 });

@@ -304,8 +304,8 @@ describe('keys and scopes', () => {
   const paths = ['/v1/triggers/device-status', '/v1/triggers/device-status/sample', '/v1/events'];
 
   test.each(paths)('%s needs device:read (403 Invalid scopes)', async (path) => {
-    await get(path, keys.anaMenuOnly).expect(403, { message: 'Invalid scopes' });
-    await get(path, keys.anaNoScopes).expect(403, { message: 'Invalid scopes' });
+    await get(path, keys.anaMenuOnly).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await get(path, keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test.each(paths)('%s: 401 without a key, 401 for an unknown one', async (path) => {

@@ -19,6 +19,8 @@ const writers: Record<string, string[]> = {
   device_snapshots: ['triggers/snapshots.ts'],
   deliveries: ['webhooks/attempt-log.ts', 'webhooks/claim.ts', 'webhooks/delivery-queue.ts', 'webhooks/fan-out.ts', 'webhooks/pg-delivery-statement.ts', 'webhooks/redelivery.ts'],
   delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/pg-delivery-statement.ts', 'webhooks/redelivery.ts'],
+  api_keys: ['auth/key-store.ts'],
+  rate_limits: ['auth/rate-limit-store.ts'],
 };
 
 function sourceFiles(dir: string): string[] {

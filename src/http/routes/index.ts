@@ -12,6 +12,8 @@ import { metrics } from './metrics.js';
 import { optionRoute } from './options.js';
 import { getManifest, getManifestSchema, getMe, health, readiness } from './service.js';
 import { listEvents, pollDeviceStatus, sampleDeviceStatus } from './triggers.js';
+import { listAccounts, listUsers, queueHealth } from './admin.js';
+import { createKey, listKeys, revokeKey, rollKey, updateKey } from './admin-keys.js';
 
 export { docsAssets } from './docs.js';
 export { consoleAssets } from './console.js';
@@ -52,6 +54,15 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     metrics,
     getOpenApi,
     docsPageRoute,
+    // The operator API (docs/keys.md): 404 unless ADMIN_TOKEN is set.
+    listAccounts,
+    listUsers,
+    listKeys,
+    createKey,
+    updateKey,
+    revokeKey,
+    rollKey,
+    queueHealth,
     consolePageRoute,
   ];
 }
