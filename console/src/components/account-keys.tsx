@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { when } from '../format';
 import { useAction, useApi } from '../use-api';
-import { ErrorMessage, Loading } from './status';
+import { Badge, ErrorMessage, Loading } from './status';
 import { ShownOnce } from './shown-once';
 
 interface User {
@@ -21,6 +21,7 @@ interface Key {
   expires_at?: string | null;
   revoked_at?: string | null;
   rate_limit_per_minute?: number | null;
+  status?: string;
 }
 
 const allScopes = ['device:read', 'menu:read', 'hooks:write'];
@@ -28,7 +29,7 @@ const pageSize = 50;
 
 /** One account's users and keys: create (shown once), roll (shown once), revoke. */
 export function AccountKeys({ accountId }: { accountId: string }) {
-  const users = useApi(() => api<User[]>('/admin/v1/users', { query: { account_id: accountId } }).then((a) => a.data), [accountId]);
+  const users = useApi(() => api<User[]>('/admin/v1/users', { query: { account_id: accountId, limit: 500 } }).then((a) => a.data), [accountId]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
   const keys = useApi(() => (cursor ? api<Key[]>(cursor) : api<Key[]>('/admin/v1/keys', { query: { account_id: accountId, limit: pageSize } })), [accountId, cursor, version]);
@@ -109,7 +110,7 @@ export function AccountKeys({ accountId }: { accountId: string }) {
                 <th scope="col">Scopes</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Expires</th>
-                <th scope="col">Revoked</th>
+                <th scope="col">Status</th>
                 <th scope="col"><span class="visually-hidden">Actions</span></th>
               </tr>
             </thead>
@@ -122,7 +123,7 @@ export function AccountKeys({ accountId }: { accountId: string }) {
                   <td>{k.scopes.join(', ')}</td>
                   <td>{when(k.last_used_at ?? null)}</td>
                   <td>{when(k.expires_at ?? null)}</td>
-                  <td>{when(k.revoked_at ?? null)}</td>
+                  <td><Badge value={k.status ?? (k.revoked_at ? 'revoked' : 'active')} /></td>
                   <td class="actions">
                     {!k.revoked_at && (
                       <>

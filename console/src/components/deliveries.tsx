@@ -9,6 +9,7 @@ import { DeliveryDetail } from './delivery-detail';
 export interface DeliveryItem {
   delivery_id: string;
   event_id: string;
+  event_type?: string;
   webhook_id?: string;
   attempt?: number;
   status_code?: number | null;
@@ -100,7 +101,7 @@ export function Deliveries({ base, version }: { base: string; version: number })
             <tbody>
               {list.data.data.map((d) => (
                 <tr key={d.delivery_id}>
-                  <td><code>{d.event_id}</code></td>
+                  <td>{d.event_type ?? ''} <code>{d.event_id}</code></td>
                   <td><Badge value={d.delivery_status ?? d.status ?? 'unknown'} /></td>
                   <td>{d.attempt ?? '—'}</td>
                   <td>{d.status_code != null ? `HTTP ${d.status_code}` : d.error ?? '—'}</td>
