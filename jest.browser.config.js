@@ -11,5 +11,6 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
   },
   maxWorkers: 1,
+  verbose: true,
   testTimeout: 120000,
 };

@@ -124,7 +124,8 @@ export function AccountKeys({ accountId }: { accountId: string }) {
                   <td>{when(k.last_used_at ?? null)}</td>
                   <td>{when(k.expires_at ?? null)}</td>
                   <td><Badge value={k.status ?? (k.revoked_at ? 'revoked' : 'active')} /></td>
-                  <td class="actions">
+                  <td>
+                    <div class="actions">
                     {!k.revoked_at && (
                       <>
                         <button type="button" class="secondary" onClick={() => roll.run(k)} aria-label={`Roll key ${k.name}`}>Roll</button>
@@ -135,6 +136,7 @@ export function AccountKeys({ accountId }: { accountId: string }) {
                         )}
                       </>
                     )}
+                  </div>
                   </td>
                 </tr>
               ))}

@@ -107,13 +107,15 @@ export function Deliveries({ base, version }: { base: string; version: number })
                   <td>{d.status_code != null ? `HTTP ${d.status_code}` : d.error ?? '—'}</td>
                   <td>{when(d.attempted_at ?? null)}</td>
                   <td>{when(d.next_attempt_at ?? null)}</td>
-                  <td class="actions">
+                  <td>
+                    <div class="actions">
                     <button type="button" class="secondary outline" onClick={() => setOpenId(d.delivery_id)} aria-label={`Attempts of delivery ${d.delivery_id}`}>
                       Attempts
                     </button>
                     <button type="button" class="secondary" onClick={() => resend.run(d.delivery_id)} aria-label={`Resend delivery ${d.delivery_id}`}>
                       Resend
                     </button>
+                  </div>
                   </td>
                 </tr>
               ))}
