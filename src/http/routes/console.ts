@@ -2,7 +2,6 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router, type Response } from 'express';
 import { projectRoot } from '../../paths.js';
-import { defineRoute } from '../route.js';
 
 /**
  * `GET /console`: the web console (docs/console.md), a single page built by `npm run build`
@@ -78,24 +77,18 @@ function sendPage(res: Response, html: string | null): void {
   res.status(html === null ? 503 : 200).type('html').send(html ?? notBuilt);
 }
 
-export const consolePageRoute = defineRoute({
-  method: 'get', path: '/console', operationId: 'consolePage', tag: 'Service', summary: 'Web console',
-  description:
-    'The console page (no key needed to load it): devices, dropdown previews and webhooks for a key’s owner; accounts, keys and queue health for an operator. ' +
-    'It signs in with a key or `ADMIN_TOKEN`, keeps it in the tab’s session storage and sends it as a header. Served with a Content-Security-Policy allowing only this origin. 503 when `npm run build` has not built it.',
-  responses: { 200: { description: 'HTML.', content: { type: 'text/html', schema: { type: 'string' } } } },
-  setup: (services) => consolePage(pathPrefix(services.config.PUBLIC_URL)),
-  handler({ res, state: page }) {
-    sendPage(res, page());
-  },
-});
-
-/** The console's assets and its pages' paths: not operations of the API, so a router of their own. */
+/**
+ * The console: its page (at `/console` and at each page's path, so a page can be reloaded or
+ * bookmarked) and its assets. A web page, not an operation of the API: middleware rather than
+ * routes, left out of the OpenAPI document as /docs' assets are.
+ */
 export function consoleAssets(publicUrl: string | undefined): Router {
   const router = Router();
   const page = consolePage(pathPrefix(publicUrl));
-  router.get('/console/:page', (req, res, next) => {
-    if (!(consolePages as readonly string[]).includes(req.params.page!)) return next();
+  const pagePaths = new Set(['/console', ...consolePages.map((name) => `/console/${name}`)]);
+  router.use((req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !pagePaths.has(req.path)) return next();
+    req.routePattern = req.path === '/console' ? '/console' : '/console/{page}';
     sendPage(res, page());
   });
   router.use(

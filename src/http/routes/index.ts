@@ -2,7 +2,6 @@ import type { Manifest } from '../../manifest/schema.js';
 import type { TargetPolicy } from '../../webhooks/target-guard.js';
 import type { Route } from '../route.js';
 import { getDevice, listDevices } from './devices.js';
-import { consolePageRoute } from './console.js';
 import { docsPageRoute, getOpenApi } from './docs.js';
 import { eventSummary } from './event-summary.js';
 import { createHook, deleteHook, getHook, listHooks } from './hooks.js';
@@ -63,6 +62,5 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     revokeKey,
     rollKey,
     queueHealth,
-    consolePageRoute,
   ];
 }
