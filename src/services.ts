@@ -27,6 +27,7 @@ import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
 import { HookOperations } from './webhooks/hook-operations.js';
+import { OperationalEvents } from './webhooks/operational-events.js';
 import { retention } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
@@ -139,7 +140,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
   const watches = new WatchStore(db, box, clock);
   const eventLog = new EventLog(db, clock, logger);
-  const deliveryQueue = new DeliveryQueue(db, clock);
+  const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
   const keyStore = new KeyStore(db, clock);
   const rateLimits = new RateLimitStore(db);
@@ -160,6 +161,7 @@ export function buildServices(deps: ServiceDeps): Services {
     metrics,
   });
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
+  const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
   const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
   const poller = new DeviceStatusPoller({
     db,

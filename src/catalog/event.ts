@@ -9,6 +9,18 @@ export type EventType = 'device.offline' | 'device.online';
 export const eventTypes: readonly EventType[] = ['device.offline', 'device.online'];
 export const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
+/**
+ * Operational events (docs/webhooks.md, "Operational events"): what happened to a hook or a
+ * delivery, logged in the key's event log and delivered to the key's other hooks that list
+ * them. Never in a hook's default set, never in the polling trigger.
+ */
+export type OperationalEventType = 'hook.disabled' | 'delivery.dead';
+export const operationalEventTypes: readonly OperationalEventType[] = ['hook.disabled', 'delivery.dead'];
+/** What a hook may list in `events`. */
+export type HookEventType = EventType | OperationalEventType;
+export const hookEventTypes: readonly HookEventType[] = [...eventTypes, ...operationalEventTypes];
+export const hookEventTypeTuple = hookEventTypes as unknown as readonly [HookEventType, ...HookEventType[]];
+
 const status = z.enum(['online', 'offline']);
 
 export const Event = component(
@@ -24,6 +36,27 @@ export const Event = component(
 );
 
 export const EventList = component('EventList', z.array(Event));
+
+export const OperationalEvent = component(
+  'OperationalEvent',
+  z.strictObject({
+    id: z.string().describe('Deterministic: the same hook, delivery and attempt give the same id.'),
+    type: z.enum(['hook.disabled', 'delivery.dead']),
+    occurred_at: timestamp.describe('When the hook was disabled, or the delivery\u2019s last attempt ended.'),
+    data: z.strictObject({
+      hook_id: z.string().describe('The hook it tells of (never delivered to that hook itself).'),
+      target_url: z.string(),
+      reason: z.string(),
+      delivery_id: z.string().optional().describe('`delivery.dead` only.'),
+      event_id: z.string().optional().describe('`delivery.dead` only: the event that was not delivered.'),
+    }),
+  }),
+);
+
+export const EventLogList = component(
+  'EventLogList',
+  z.array(z.union([Event, OperationalEvent])).describe('Device-status events, or the operational events named in `type`.'),
+);
 
 export const SampleEventList = component(
   'SampleEventList',

@@ -92,6 +92,8 @@ export async function startNarrator(options: { baseUrl: string; key: string; int
     for (const hook of await get<Hook[]>('/v1/hooks')) {
       const attempts = await get<NarratedAttempt[]>(`/v1/hooks/${encodeURIComponent(hook.id)}/deliveries`);
       for (const attempt of attempts.reverse()) {
+        // A delivery not attempted yet has nothing to tell (the list shows each delivery's latest attempt).
+        if (attempt.attempt === 0) continue;
         const seen = `${hook.id} ${attempt.event_id} ${attempt.attempt}`;
         if (seenAttempts.has(seen)) continue;
         seenAttempts.add(seen);

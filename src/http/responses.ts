@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { eventTypeTuple, Event } from '../catalog/event.js';
+import { eventTypeTuple, Event, hookEventTypeTuple } from '../catalog/event.js';
 import { component, timestamp } from '../catalog/registry.js';
 
 /**
@@ -92,7 +92,7 @@ export const WebhookDelivery = component(
 const hookFields = {
   id: z.string(),
   target_url: z.string(),
-  events: z.array(z.enum(eventTypeTuple)),
+  events: z.array(z.enum(hookEventTypeTuple)),
   device_ids: z.array(z.string()).nullable().describe('null = every device the key can read.'),
   status: z.enum(['active', 'paused', 'disabled']),
   created_at: timestamp,

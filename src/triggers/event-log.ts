@@ -95,8 +95,11 @@ export class EventLog {
     return rows.map((r) => r.payload);
   }
 
-  /** Oldest first, after the event `afterId` (replay). An unknown id is a 400 naming `after`. */
-  async after(keyHash: string, afterId: string | undefined, limit: number): Promise<string[]> {
+  /**
+   * Oldest first, after the event `afterId` (replay). An unknown id is a 400 naming `after`.
+   * `types`: device-status events unless others are named (operational events).
+   */
+  async after(keyHash: string, afterId: string | undefined, limit: number, types: readonly string[] = eventTypes): Promise<string[]> {
     let seq = 0;
     if (afterId !== undefined) {
       const found = await this.db.kysely.selectFrom('events').select('seq').where('key_hash', '=', keyHash).where('id', '=', afterId).executeTakeFirst();
@@ -111,7 +114,7 @@ export class EventLog {
       .select('payload')
       .where('key_hash', '=', keyHash)
       .where('seq', '>', seq)
-      .where('type', 'in', [...eventTypes])
+      .where('type', 'in', [...types])
       .orderBy('seq')
       .limit(limit)
       .execute();
@@ -185,6 +188,23 @@ export const eventWrites = {
       .returning('seq')
       .executeTakeFirstOrThrow();
     return Number(row.seq);
+  },
+  /**
+   * Logs operational events (an id already logged for the key is ignored: ids are
+   * deterministic) and queues them to the key's other hooks that list their type. `about` is
+   * the hook an event tells of, kept in `device_id`. Returns how many were new.
+   */
+  async insertOperational(trx: Kysely<Tables>, keyHash: string, events: Array<{ id: string; type: string; occurred_at: string; about: string; payload: string }>, now: number): Promise<number> {
+    const rows = await trx
+      .insertInto('events')
+      .values(events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.about, occurred_at: e.occurred_at, payload: e.payload, created_at: now })))
+      .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
+      .returning(['seq', 'id'])
+      .execute();
+    const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]));
+    const fresh = events.filter((e) => seqOf.has(e.id));
+    if (fresh.length > 0) await queueDeliveries(trx, keyHash, fresh, seqOf, now);
+    return fresh.length;
   },
 };
 

@@ -19,6 +19,8 @@ export class DeliveryQueue {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Told of every batch of attempts once it is recorded (the operational events look for a 410 or a dead end). */
+    private readonly onRecorded: (records: AttemptRecord[]) => void = () => undefined,
   ) {}
 
   /** Leases due deliveries (see `claimRound`). */
@@ -35,12 +37,16 @@ export class DeliveryQueue {
     const now = this.clock.now();
     if (this.db.engine === 'postgres') {
       const records = await this.recordRefusals(options.records ?? []);
-      return pgClaim(this.db.kysely, now, { ...options, records });
+      const round = await pgClaim(this.db.kysely, now, { ...options, records });
+      this.onRecorded(options.records ?? []);
+      return round;
     }
-    return this.db.transaction(async (trx) => {
+    const round = await this.db.transaction(async (trx) => {
       await recordAttemptsIn(trx, options.records ?? []);
       return claimIn(trx, now, options);
     });
+    this.onRecorded(options.records ?? []);
+    return round;
   }
 
   /**
@@ -84,9 +90,12 @@ export class DeliveryQueue {
 
   /** Records finished attempts in one transaction (see `recordAttempts`). */
   async record(records: AttemptRecord[]): Promise<void> {
-    if (this.db.engine !== 'postgres') return recordAttempts(this.db, records);
-    const rest = await this.recordRefusals(records);
-    if (rest.length > 0) await pgRecord(this.db.kysely, rest);
+    if (this.db.engine !== 'postgres') await recordAttempts(this.db, records);
+    else {
+      const rest = await this.recordRefusals(records);
+      if (rest.length > 0) await pgRecord(this.db.kysely, rest);
+    }
+    this.onRecorded(records);
   }
 
   /**

@@ -25,10 +25,17 @@ export function webhookId(hookId: string, eventId: string): string {
 }
 
 /**
+ * What the fan-out needs of an event: a device-status event, or an operational one (its
+ * `about`: the hook it tells of, which is never sent it).
+ */
+export type FannedEvent = { id: string; type: DeviceEvent['type'] | string; device?: { id: string }; about?: string };
+
+/**
  * Queues a delivery of each new event to every matching active hook of the key (the fan-out),
  * inside the transaction that logged the events. `seqOf` maps event ids to their log position.
+ * A hook's `device_ids` filter device events only.
  */
-export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], seqOf: Map<string, number>, now: number): Promise<void> {
+export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, events: FannedEvent[], seqOf: Map<string, number>, now: number): Promise<void> {
   const hooks = await trx
     .selectFrom('hooks')
     .select(['id', 'events', 'device_ids', 'fair_cursor', 'target_origin'])
@@ -39,7 +46,8 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
     .map((hook) => {
       const types = JSON.parse(hook.events) as string[];
       const devices = hook.device_ids ? new Set(JSON.parse(hook.device_ids) as string[]) : null;
-      return { hook, events: events.filter((event) => types.includes(event.type) && (!devices || devices.has(event.device.id))) };
+      const wanted = (event: FannedEvent) => (event.device ? !devices || devices.has(event.device.id) : event.about !== hook.id);
+      return { hook, events: events.filter((event) => types.includes(event.type) && wanted(event)) };
     })
     .filter((m) => m.events.length > 0);
   if (matching.length === 0) return;

@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
-import type { EventType } from '../catalog/event.js';
+import type { HookEventType as EventType } from '../catalog/event.js';
 import { hookIdentity, targetOrigin } from './hook-identity.js';
 import { generateSecret } from './signing.js';
 

@@ -129,7 +129,8 @@ export async function recover(db: Db, hook: RecoverTarget, range: RecoverRange, 
     const devices = hook.deviceIds ? new Set(hook.deviceIds) : null;
     const wanted = events
       .filter((e) => Number(e.created_at) >= from && Number(e.created_at) < range.until && hook.events.includes(e.type))
-      .filter((e) => !devices || !e.type.startsWith('device.') || devices.has(e.device_id))
+      // Device events by the hook's devices; an operational event never to the hook it tells of.
+      .filter((e) => (e.type.startsWith('device.') ? !devices || devices.has(e.device_id) : e.device_id !== hook.id))
       .map((e) => Number(e.seq));
     count += await makeMissing(db, hook, wanted, now, dryRun);
     if (Number(events[events.length - 1]!.created_at) >= range.until + clockSlackMs) break;

@@ -7,6 +7,7 @@ import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 import { formatMicros } from '../../src/time/timestamps.js';
+import { hashKey } from '../../src/auth/keys.js';
 
 // docs/webhooks.md, "When something goes wrong": PATCH (pause, resume, change), send a test,
 // rotate the secret. Ana's only online device is 01; it goes offline once the 5-minute
@@ -77,7 +78,7 @@ describe('PATCH /v1/hooks/{id}', () => {
     const message = async (body: unknown) => (await call(t).patch(path, body).expect(400)).body.message as string;
     expect(await message({})).toBe('body must give at least one of events, device_ids, enabled');
     expect(await message({ target_url: 'https://example.com/x' })).toMatch(/^only events, device_ids and enabled can be changed \(not target_url\)/);
-    expect(await message({ events: ['device.gone'] })).toBe('events must list device.offline and/or device.online');
+    expect(await message({ events: ['device.gone'] })).toBe('events must list device.offline, device.online, hook.disabled and/or delivery.dead');
     expect(await message({ events: [] })).toBe('events must not be empty');
     expect(await message({ enabled: 'no' })).toBe('enabled must be true or false');
     expect(await message({ device_ids: [] })).toBe('device_ids must not be empty (use null for every device)');
@@ -222,6 +223,17 @@ describe('POST /v1/hooks/{id}/test', () => {
     expect(res.body.error).toMatch(/ECONNREFUSED/);
     await call(t, keys.zoe).post(`/v1/hooks/${hook.id}/test`).expect(404, { message: 'Hook not found' });
   });
+});
+
+test('the target rules apply to a test as to every delivery: a private target is refused, nothing sent', async () => {
+  const t = await app({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
+  const r = await receiver();
+  // Stored directly (as if the target changed after subscribing): the HTTP API would refuse it.
+  const { hook } = await t.services.hooks.create(hashKey(keys.ana), { target_url: r.url, events: ['device.offline'], device_ids: null });
+  const res = await call(t).post(`/v1/hooks/${hook.id}/test`).expect(200);
+  expect(res.body).toMatchObject({ delivered: false, status_code: null });
+  expect(res.body.error).toMatch(/https|loopback/);
+  expect(r.received).toHaveLength(0);
 });
 
 describe('POST /v1/hooks/{id}/secret/rotate', () => {

@@ -267,13 +267,13 @@ describe('POST /v1/hooks', () => {
       await nothingStored(t);
     });
 
-    test('three events → the maxItems message; a repeated event type → its own message', async () => {
+    test('five events → the maxItems message; a repeated event type → its own message', async () => {
       const t = await app();
       const r = await receiver();
-      const three = await api(t).post({ target_url: r.url, events: ['device.offline', 'device.online', 'device.offline'] }).expect(400);
-      expect(three.body).toEqual({
-        message: 'events must list at most 2 event types',
-        details: [{ path: 'events', message: 'events must list at most 2 event types' }],
+      const five = await api(t).post({ target_url: r.url, events: ['device.offline', 'device.online', 'hook.disabled', 'delivery.dead', 'device.offline'] }).expect(400);
+      expect(five.body).toEqual({
+        message: 'events must list at most 4 event types',
+        details: [{ path: 'events', message: 'events must list at most 4 event types' }],
       });
       const twice = await api(t).post({ target_url: r.url, events: ['device.online', 'device.online'] }).expect(400);
       expect(twice.body.message).toBe('events must not repeat an event type');

@@ -26,6 +26,9 @@ const validBodies: Record<string, Json> = {
   '/admin/v1/keys': { user_id: 'usr_ben', scopes: ['menu:read'], name: 'Agreement' },
   '/admin/v1/keys/{id}': { name: 'Agreement' },
   '/admin/v1/keys/{id}/roll': { grace_seconds: 60 },
+  '/v1/hooks/{id}': { enabled: true },
+  '/v1/hooks/{id}/recover': { since: '2026-01-01T00:00:00Z' },
+  '/v1/hooks/{id}/secret/rotate': {},
 };
 
 let t: TestApp;

@@ -506,6 +506,15 @@ describe('real responses match the documented schemas', () => {
     expect([validate(delivered), schemas.ajv.errorsText(validate.errors)]).toEqual([true, 'No errors']);
     const attempts = await call('get', `/v1/hooks/${created.body.id}/deliveries`);
     expect(attempts.body.length).toBeGreaterThan(0);
+    const hookPath = `/v1/hooks/${created.body.id}`;
+    await call('get', `${hookPath}/deliveries/${attempts.body[0].delivery_id}`);
+    expect((await call('post', `${hookPath}/deliveries/${attempts.body[0].delivery_id}/resend`)).status).toBe(202);
+    expect((await call('post', `${hookPath}/test`)).body.delivered).toBe(true);
+    expect((await call('post', `${hookPath}/secret/rotate`)).body.secret).toMatch(/^whsec_/);
+    expect((await call('post', `${hookPath}/recover`, { body: { since: '2020-01-01T00:00:00Z', dry_run: true } })).status).toBe(200);
+    expect((await call('post', `${hookPath}/recover`, { body: { since: '2020-01-01T00:00:00Z' } })).status).toBe(202);
+    await t.services.hookOps.settled();
+    expect((await call('patch', hookPath, { body: { enabled: false } })).body.status).toBe('disabled');
     expect((await call('delete', `/v1/hooks/${other.body.id}`)).status).toBe(204);
   });
 

@@ -33,6 +33,7 @@ describe('defaults (docs/configuration.md)', () => {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: false,
       WEBHOOK_TARGET_CONCURRENCY: 8,
       WEBHOOK_MAX_HOOKS_PER_KEY: 1000,
+      WEBHOOK_SECRET_OVERLAP_MS: 86400000,
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'auto',
     });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { enrolKey } from '../../triggers/device-triggers.js';
-import { eventTypes, type EventType } from '../../triggers/transitions.js';
+import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { validationError } from '../../errors.js';
 import { parseIso } from '../../time/timestamps.js';
 import { deliveryStates } from '../../webhooks/delivery-log.js';
@@ -12,8 +12,6 @@ import { defineRoute, type RouteAuth } from '../route.js';
 /** docs/webhooks.md, "When something goes wrong": changing, testing and repairing a hook. */
 const auth = { keys: 'device', headers: 'either', scopes: ['hooks:write'], confirmDeviceKey: true } as const satisfies RouteAuth;
 
-const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
-
 const hookParams = z.object({ id: z.string().describe('The hook id (`hook_…`).') });
 const deliveryParams = hookParams.extend({ delivery_id: z.string().describe('The delivery id (`dlv_…`), from the hook\u2019s deliveries.') });
 
@@ -23,16 +21,18 @@ const oneDelivery = { ...oneHook, params: deliveryParams, errors: { 404: '`Hook 
 const badBody = '`body must be a JSON object`, `Request body is not valid JSON`, or a bad field: `message` names the first, `details` lists every one.';
 
 /** An absolute ISO 8601 time with a zone (`msOf` reads it). */
-const instant = (name: string) => scalarParam(name).refine((text) => parseIso(text) !== null, `${name} must be a timestamp such as 2026-06-01T12:00:00Z`);
+const instant = (name: string) => scalarParam(name).refine((text) => parseIso(text) !== null, `${name} must be a timestamp such as 2026-06-01T12:00:00Z`).meta({ format: 'date-time' });
 const msOf = (text: string | undefined): number | undefined => (text === undefined ? undefined : Math.floor(parseIso(text)! / 1000));
 
 const patchBody = z
   .strictObject(
     {
       events: z
-        .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
+        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), { error: 'events must be an array' })
         .min(1, 'events must not be empty')
+        .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
         .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
+        .meta({ uniqueItems: true })
         .optional()
         .describe('The event types to deliver from now on.'),
       device_ids: z
@@ -181,8 +181,8 @@ export const rotateHookSecret = defineRoute({
 const recoverBody = z
   .strictObject(
     {
-      since: z.string({ error: 'since is required: a timestamp such as 2026-06-01T12:00:00Z' }).refine((t) => parseIso(t) !== null, 'since must be a timestamp such as 2026-06-01T12:00:00Z').describe('From when the events were recorded (ISO 8601, inclusive).'),
-      until: z.string({ error: 'until must be a string' }).refine((t) => parseIso(t) !== null, 'until must be a timestamp such as 2026-06-01T12:00:00Z').optional().describe('Until when (exclusive); default now.'),
+      since: z.string({ error: 'since is required: a timestamp such as 2026-06-01T12:00:00Z' }).refine((t) => parseIso(t) !== null, 'since must be a timestamp such as 2026-06-01T12:00:00Z').meta({ format: 'date-time' }).describe('From when the events were recorded (ISO 8601, inclusive).'),
+      until: z.string({ error: 'until must be a string' }).refine((t) => parseIso(t) !== null, 'until must be a timestamp such as 2026-06-01T12:00:00Z').meta({ format: 'date-time' }).optional().describe('Until when (exclusive); default now.'),
       dry_run: z.boolean({ error: 'dry_run must be true or false' }).optional().describe('true: only count, change nothing.'),
     },
     { error: (issue) => (issue.code === 'unrecognized_keys' ? `only since, until and dry_run may be given (not ${issue.keys.join(', ')})` : 'body must be a JSON object') },

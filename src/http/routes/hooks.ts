@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defaultErrorText } from '../../openapi/operation.js';
 import { enrolKey } from '../../triggers/device-triggers.js';
-import { eventTypes, type EventType } from '../../triggers/transitions.js';
+import { eventTypes } from '../../triggers/transitions.js';
+import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { validationError } from '../../errors.js';
 import { resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
 import { nextPageUrl } from '../base-url.js';
@@ -11,8 +12,6 @@ import { defineRoute, type Route, type RouteAuth } from '../route.js';
 
 /** docs/webhooks.md: REST-hook subscriptions and their delivery log. */
 const auth = { keys: 'device', headers: 'either', scopes: ['hooks:write'], confirmDeviceKey: true } as const satisfies RouteAuth;
-
-const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
 const hookParams = z.object({
   id: z.string().describe('The hook id (`hook_…`).'),
@@ -43,13 +42,13 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
               : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
         ),
       events: z
-        .array(z.enum(eventTypeTuple, { error: `events must list ${eventTypes.join(' and/or ')}` }), { error: 'events must be an array' })
+        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), { error: 'events must be an array' })
         .min(1, 'events must not be empty')
-        .max(eventTypes.length, `events must list at most ${eventTypes.length} event types`)
+        .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
         .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
         .meta({ uniqueItems: true })
         .optional()
-        .describe('Event types to deliver; default both.'),
+        .describe('Event types to deliver; default both device types. `hook.disabled` and `delivery.dead` (operational events of the key\u2019s other hooks) only when listed.'),
       device_ids: z
         .array(z.string({ error: 'device_ids must list strings' }).min(1, 'device_ids must not contain an empty id').max(200, 'device_ids must be at most 200 characters each'), {
           error: 'device_ids must be an array of device ids or null',

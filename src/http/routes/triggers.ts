@@ -2,8 +2,10 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { enrolKey, sampleEvents } from '../../triggers/device-triggers.js';
 import { eventTypes, type EventType } from '../../triggers/transitions.js';
+import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { intParam, listParam, scalarParam } from '../query.js';
 import { EventList, SampleEventList } from '../responses.js';
+import { EventLogList } from '../../catalog/event.js';
 import { defineRoute, type RouteAuth } from '../route.js';
 
 /**
@@ -28,6 +30,13 @@ const triggerQuery = z.object({
 });
 
 const eventsQuery = z.object({
+  type: listParam(
+    'type',
+    hookEventTypes.length,
+    z.enum(hookEventTypeTuple, { error: `type must be ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' or $1')} (comma-separated)` }),
+  )
+    .optional()
+    .describe('Event types, comma-separated; default the device-status types. `hook.disabled` and `delivery.dead` are the operational events of the key\u2019s hooks.'),
   after: scalarParam('after')
     .optional()
     .describe('An event id from your log: only later events are returned. An unknown id is a 400.'),
@@ -66,8 +75,8 @@ export const listEvents = defineRoute({
   method: 'get', path: '/v1/events', operationId: 'listEvents', tag: 'Triggers', summary: 'Event log (replay)',
   description: 'The same events as the polling trigger, oldest first, kept 7 days.',
   auth, query: eventsQuery,
-  responses: { 200: { description: 'Events, oldest first.', schema: EventList } },
+  responses: { 200: { description: 'Events, oldest first.', schema: EventLogList } },
   async handler({ res, services, principal, query }) {
-    sendStoredJson(res, await services.eventLog.after(principal.keyHash, query.after, query.limit));
+    sendStoredJson(res, await services.eventLog.after(principal.keyHash, query.after, query.limit, query.type));
   },
 });
