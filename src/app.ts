@@ -12,6 +12,8 @@ export function createApp(services: Services): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // TRUST_PROXY: which peers' X-Forwarded-For names the client (auth/client-address.ts).
+  if (services.config.TRUST_PROXY !== undefined) app.set('trust proxy', services.config.TRUST_PROXY);
   app.use(requestLog(services.logger, services.metrics));
   // Every endpoint, from its one declaration (http/routes/); the dropdowns, the hot path, first.
   mountRoutes(app, routes(services.manifest, services.targets), services);

@@ -87,9 +87,34 @@ const allowedTargets = z.string().transform((text, ctx): AllowedTargets => {
   return targets;
 });
 
+/**
+ * `TRUST_PROXY`: the proxies in front, as Express's `trust proxy` setting takes them: a hop
+ * count (the nearest N addresses of X-Forwarded-For are proxies) or the proxies' addresses and
+ * CIDR ranges. `true` (trust every hop) is refused: any client could then name its own address.
+ */
+export type TrustProxy = number | string[];
+
+const trustProxy = z.string().transform((text, ctx): TrustProxy => {
+  const problem = 'must be a hop count from 1 to 100 (1 = one proxy in front) or comma-separated proxy addresses or CIDR ranges such as 10.0.0.0/8';
+  if (/^\d+$/.test(text.trim())) {
+    const hops = Number(text.trim());
+    if (hops >= 1 && hops <= 100) return hops;
+    ctx.addIssue({ code: 'custom', message: problem });
+    return 0;
+  }
+  const entries = text.split(',').map((e) => e.trim()).filter(Boolean);
+  const invalid = entries.filter((entry) => isIP(entry) === 0 && parseRange(entry) === null);
+  if (entries.length === 0 || invalid.length > 0) {
+    const which = invalid.length === 0 ? '' : `; ${invalid.map((e) => JSON.stringify(e)).join(', ')} ${invalid.length === 1 ? 'is' : 'are'} neither`;
+    ctx.addIssue({ code: 'custom', message: `${problem}${which}` });
+  }
+  return entries;
+});
+
 const envSchema = z.object({
   PORT: intIn(0, 65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
+  TRUST_PROXY: trustProxy.optional(),
   DATABASE_PATH: z.string().min(1).default('data/connector.db'),
   DATASET: z.string().min(1).optional(),
   DEVICE_API_URL: baseUrl.optional(),
@@ -105,6 +130,7 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: boolFlag.default(false),
   WEBHOOK_ALLOWED_TARGETS: allowedTargets.optional(),
   CONNECTOR_SECRET: secret.optional(),
+  CONNECTOR_SECRET_PREVIOUS: secret.optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -135,7 +161,7 @@ export type Config = z.infer<typeof envSchema>;
 export class ConfigError extends Error {}
 
 /** Values that are never echoed back in an error line. */
-const secretVariables = new Set(['CONNECTOR_SECRET', 'DATABASE_URL', 'METRICS_TOKEN', 'ADMIN_TOKEN']);
+const secretVariables = new Set(['CONNECTOR_SECRET', 'CONNECTOR_SECRET_PREVIOUS', 'DATABASE_URL', 'METRICS_TOKEN', 'ADMIN_TOKEN']);
 
 /**
  * Parses the environment. Throws ConfigError whose message has one line for each invalid
@@ -157,6 +183,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Checked beside the others, not after them: a rule between two variables is one more line.
   if (relevant.DATABASE_URL !== undefined && relevant.CONNECTOR_SECRET === undefined) {
     problems.set('CONNECTOR_SECRET', 'must be set when DATABASE_URL is: every replica must seal and open secrets with the same one');
+  }
+  // A rotation (docs/deploy.md) names the new secret as well as the old one.
+  if (relevant.CONNECTOR_SECRET_PREVIOUS !== undefined && relevant.CONNECTOR_SECRET === undefined) {
+    problems.set('CONNECTOR_SECRET', 'must be set when CONNECTOR_SECRET_PREVIOUS is: it is the new secret that stored secrets are re-sealed with');
   }
   if (problems.size > 0 || !parsed.success) {
     const order = Object.keys(envSchema.shape);

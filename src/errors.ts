@@ -12,6 +12,7 @@ export const errorStatus = {
   revoked_key: 401,
   invalid_scopes: 403,
   not_found: 404,
+  method_not_allowed: 405,
   limit_reached: 409,
   conflict: 409,
   payload_too_large: 413,

@@ -19,6 +19,8 @@ import { demoBanner } from './demo/banner.js';
 import { systemClock } from './time/timestamps.js';
 import { DotEnvError, loadDotEnv } from './env-file.js';
 import { databaseFailure, listenFailure, StartupError } from './startup-errors.js';
+import { connectorSecretBox } from './crypto/secret-box.js';
+import { checkSealedSecrets, unreadableSecretsLine } from './crypto/sealed-secrets.js';
 
 /**
  * Shutdown (docs/service.md): in-flight requests get `shutdownGraceMs` after the signal, then
@@ -54,6 +56,7 @@ export async function main(options: MainOptions = {}): Promise<Server> {
   const logSink = stdoutSink(config.LOG_FORMAT);
   const logger = createLogger(config.LOG_LEVEL, logSink);
   const db = await connect(config, logger);
+  await checkStoredSecrets(config, db, logger);
   let demoLoaded = false;
   try {
     demoLoaded = (await bootstrapCatalog(db, config.DATASET, systemClock.now(), logger)).demo;
@@ -161,6 +164,23 @@ async function connect(config: Config, logger: Logger): Promise<Db> {
       logger.warn({ err: (err as Error).message, retryInMs: delayMs }, 'database unavailable at start; retrying');
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
+  }
+}
+
+/**
+ * Every stored secret must open with `CONNECTOR_SECRET` or `CONNECTOR_SECRET_PREVIOUS`
+ * (docs/deploy.md, rotation): otherwise the start stops with one line naming CONNECTOR_SECRET,
+ * rather than hooks and polls failing one by one later.
+ */
+async function checkStoredSecrets(config: Config, db: Db, logger: Logger): Promise<void> {
+  const report = await checkSealedSecrets(db, connectorSecretBox(config, logger));
+  const line = unreadableSecretsLine(report);
+  if (line) {
+    await db.close();
+    throw new StartupError(line);
+  }
+  if (report.previous > 0) {
+    logger.info({ stored: report.previous }, 'stored secrets still sealed with CONNECTOR_SECRET_PREVIOUS; run npm run rotate-secret');
   }
 }
 

@@ -20,7 +20,7 @@ import { upstreamDeviceSource } from './sources/upstream-devices.js';
 import { upstreamMenuSource } from './sources/upstream-menus.js';
 import { UpstreamClient } from './upstream/client.js';
 import { KeyVerdicts, upstreamKeyVerifier } from './upstream/key-verdicts.js';
-import { SecretBox, connectorSecret } from './crypto/secret-box.js';
+import { connectorSecretBox } from './crypto/secret-box.js';
 import { SnapshotStore } from './triggers/snapshots.js';
 import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
@@ -28,7 +28,7 @@ import { WatchStore } from './triggers/watches.js';
 import { HookStore } from './webhooks/hook-store.js';
 import { HookOperations } from './webhooks/hook-operations.js';
 import { OperationalEvents } from './webhooks/operational-events.js';
-import { retention } from './webhooks/retention.js';
+import { RetentionSweeper } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
@@ -72,6 +72,8 @@ export interface Services {
   watches: WatchStore;
   eventLog: EventLog;
   poller: DeviceStatusPoller;
+  /** The 7-day retention sweep, a loop of its own (docs/webhooks.md, "Retention"). */
+  retention: RetentionSweeper;
   hooks: HookStore;
   deliverer: WebhookDeliverer;
   deliveryQueue: DeliveryQueue;
@@ -137,7 +139,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const devices = deviceClient ? upstreamDeviceSource(deviceClient, verdicts, cache('devices', config.DEVICE_CACHE_TTL_MS)) : rawDevices;
   const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache('menus', config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
   const upstreamVerify = upstreamKeyVerifier(verdicts);
-  const box = new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger));
+  const box = connectorSecretBox(config, logger);
   const watches = new WatchStore(db, box, clock);
   const eventLog = new EventLog(db, clock, logger);
   const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
@@ -163,6 +165,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
   const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
   const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
+  const retention = new RetentionSweeper({ db, clock, logger, queue: deliveryQueue, log: eventLog, hooks, intervalMs: config.POLL_INTERVAL_MS });
   const poller = new DeviceStatusPoller({
     db,
     clock,
@@ -171,7 +174,7 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     log: eventLog,
     snapshots: new SnapshotStore(db),
-    prune: retention({ clock, queue: deliveryQueue, log: eventLog, hooks }),
+    prune: async () => void (await retention.runOnce()),
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,
     // Longer than one poll can take (every attempt of a page timing out), so a slow poll is
@@ -231,6 +234,7 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     eventLog,
     poller,
+    retention,
     hooks,
     deliverer,
     deliveryQueue,
@@ -240,6 +244,7 @@ export function buildServices(deps: ServiceDeps): Services {
     start() {
       poller.start();
       deliverer.start();
+      retention.start();
       housekeeping = setInterval(() => {
         const skipped = (err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped');
         void failedAttempts.prune().catch(skipped);
@@ -266,7 +271,12 @@ export function buildServices(deps: ServiceDeps): Services {
     async close(requestGraceMs = 0) {
       if (housekeeping) clearInterval(housekeeping);
       // Together: the deliverer stops sending while the polls wind down, not after.
-      await Promise.all([stopPart('poller', () => poller.stop(requestGraceMs)), stopPart('deliverer', () => deliverer.stop()), stopPart('recovers', () => hookOps.stop())]);
+      await Promise.all([
+        stopPart('poller', () => poller.stop(requestGraceMs)),
+        stopPart('deliverer', () => deliverer.stop()),
+        stopPart('recovers', () => hookOps.stop()),
+        stopPart('retention', () => retention.stop()),
+      ]);
       // The last minute's key uses, before the database closes.
       await keyUsage.flush();
     },

@@ -14,6 +14,13 @@ export function extraBenchKey(n: number): string {
 export const benchMenuId = '3f2a9c10-0000-4000-8000-00000000b001';
 export const benchGroupCount = 200;
 
+/**
+ * Row 1's per-key rate limit (docs/keys.md): on, as in production, but high enough that the
+ * load never reaches it, so the limiter does all its work (reservations, headers) and refuses
+ * nothing. The row's `full-limit-off` target runs with RATE_LIMIT_PER_MINUTE=0 beside it.
+ */
+export const benchRateLimit = 10_000_000;
+
 const topNames = ['Drinks', 'Breakfast', 'Burgers & sandwiches', 'Salads', 'Desserts'];
 const levelNames = ['Hot', 'Cold', 'Seasonal', 'Café specials', 'Sides', 'Kids'];
 

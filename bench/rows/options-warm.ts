@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { startChild, type ServerChild } from '../lib/child.js';
-import { benchGroupCount, benchKey, benchMenuId } from '../lib/dataset.js';
+import { benchGroupCount, benchKey, benchMenuId, benchRateLimit } from '../lib/dataset.js';
 import { runLoad, type LoadResult } from '../lib/load.js';
 import { commandFor, progress, type BenchRow, type BenchSettings, type RowOutput } from '../lib/row.js';
 import { fmtInt, fmtMs, fmtRatio, median } from '../lib/stats.js';
@@ -13,6 +13,7 @@ import type { TargetInfo, TargetOptions, TargetRole } from '../servers/options-t
  * through the full production stack, beside a bare node:http server and a bare Express route
  * sending the very same body bytes. Each target is its own child process; the load generator
  * runs here. Targets are interleaved (full, Express, node, full, …) and medians reported.
+ * Beside them, the full stack with the per-key rate limit off: the limiter's cost (docs/keys.md).
  */
 
 const name = 'options-warm';
@@ -66,6 +67,7 @@ async function run(settings: BenchSettings): Promise<RowOutput> {
 
     const captured = await get(`${full.info.url}${path}`);
     if (captured.status !== 200) throw new Error(`full stack answered ${captured.status}: ${captured.body.toString()}`);
+    if (captured.headers['ratelimit-policy'] !== `"default";q=${benchRateLimit};w=60`) throw new Error('the full stack answered without its rate limit');
     const entries = JSON.parse(captured.body.toString()) as unknown[];
     if (entries.length !== benchGroupCount) throw new Error(`expected ${benchGroupCount} options, got ${entries.length}`);
     const body = captured.body;
@@ -80,6 +82,10 @@ async function run(settings: BenchSettings): Promise<RowOutput> {
       const check = await get(`${child.info.url}${path}`);
       if (check.status !== 200 || !check.body.equals(body)) throw new Error(`${label} does not send the same bytes`);
     }
+
+    progress(`${name}: starting the full stack with the rate limit off`);
+    const off = await startChild<TargetInfo>(module, { role: 'full-limit-off' } satisfies TargetOptions);
+    targets.push({ role: 'full-limit-off', label: 'full, limit off', child: off, runs: [], served: 0 });
 
     progress(`${name}: warming up each target for ${initialWarmupMs} ms`);
     for (const t of targets) await measure(t, settings, initialWarmupMs, body.length);
@@ -104,7 +110,7 @@ async function run(settings: BenchSettings): Promise<RowOutput> {
       clientCpu: median(t.runs.map((r) => r.clientCpu)),
       cpuPerRequest: median(t.runs.map((r) => r.cpuPerRequest)),
     }));
-    const [f, e, n] = summary as [(typeof summary)[0], (typeof summary)[0], (typeof summary)[0]];
+    const [f, e, n, o] = summary as [(typeof summary)[0], (typeof summary)[0], (typeof summary)[0], (typeof summary)[0]];
     const cmd = `\`${commandFor(name)}\``;
     const figure = (s: typeof f) => `${fmtInt(s.rps)} req/s · p50 ${fmtMs(s.p50)} · p99 ${fmtMs(s.p99)} · ${fmtInt(s.cpuPerRequest)} µs server CPU/req`;
     const ratio = (s: typeof f) =>
@@ -128,6 +134,13 @@ async function run(settings: BenchSettings): Promise<RowOutput> {
         command: cmd,
       },
       { row: 1, benchmark: 'full stack ÷ bare node:http', result: ratio(n), target: '—', command: cmd },
+      {
+        row: 1,
+        benchmark: `the per-key rate limit's cost: full stack (limit on, ${fmtInt(benchRateLimit)} a minute, never reached) ÷ the same with \`RATE_LIMIT_PER_MINUTE=0\` (${figure(o)})`,
+        result: ratio(o),
+        target: '—',
+        command: cmd,
+      },
     ];
     const bound = (s: typeof f) => {
       if (s.serverCpu >= 0.9) return '';

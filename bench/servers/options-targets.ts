@@ -1,17 +1,19 @@
 import express from 'express';
 import type { Server } from 'node:http';
 import { serveChild } from '../lib/child.js';
-import { benchDataset } from '../lib/dataset.js';
+import { benchDataset, benchRateLimit } from '../lib/dataset.js';
 import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.js';
 
 /**
  * Child process of row 1 (options-warm): serves one target on 127.0.0.1:0.
  * - `full`: the production stack over the generated dataset, logging at `info`, background
- *   work started as main.ts does;
+ *   work started as main.ts does, the per-key rate limit on (`benchRateLimit` a minute);
+ * - `full-limit-off`: the same with the rate limit off (RATE_LIMIT_PER_MINUTE=0);
  * - `bare-node`: a node:http server sending `body` for `path`;
  * - `bare-express`: an Express 5 app with one route sending `body` (Express defaults kept).
  */
-export type TargetRole = 'full' | 'bare-node' | 'bare-express';
+export type TargetRole = 'full' | 'full-limit-off' | 'bare-node' | 'bare-express';
+
 
 export interface TargetOptions {
   role: TargetRole;
@@ -29,10 +31,11 @@ await serveChild<TargetOptions, TargetInfo>(async (options) => {
   let url: string;
   let log: BenchLog | undefined;
   let cleanup = async () => {};
-  if (options.role === 'full') {
+  if (options.role === 'full' || options.role === 'full-limit-off') {
     log = new BenchLog('options-warm');
+    const limit = options.role === 'full' ? String(benchRateLimit) : '0';
     // As main.ts: background work started (idle here: no hooks, no watched devices).
-    const stack = await buildStack({ dataset: benchDataset(), logger: log.logger('info'), start: true });
+    const stack = await buildStack({ dataset: benchDataset(), logger: log.logger('info'), start: true, env: { RATE_LIMIT_PER_MINUTE: limit } });
     ({ server, url } = await listenLoopback(stack.app));
     cleanup = async () => {
       await stack.services.close();

@@ -3,6 +3,7 @@ import { AppError, type ErrorDetail } from '../errors.js';
 import type { Principal } from '../sources/types.js';
 import type { KeyVerifier } from './embedded-keys.js';
 import type { Attempt, FailedAttempts } from './failed-attempts.js';
+import { clientAddress } from './client-address.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 import { forwardedFor } from './forwarded-for.js';
 import type { KeyLimits } from './key-limits.js';
@@ -79,8 +80,8 @@ function missingKeyHint(req: Request, headers: KeyHeaders): ErrorDetail[] | unde
 export function authenticate(options: AuthOptions): RequestHandler {
   const challenge = options.headers === 'bearer' ? { 'WWW-Authenticate': 'Bearer' } : undefined;
   return async (req, res, next) => {
-    // The socket address (trust proxy is off, so req.ip would parse its way to the same value).
-    const client = req.socket.remoteAddress ?? 'unknown';
+    // The socket's peer, or behind TRUST_PROXY the nearest untrusted hop.
+    const client = clientAddress(req);
     const tooMany = (seconds: number) => new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(seconds) });
     const retryAfter = options.attempts.retryAfterSeconds(client);
     if (retryAfter > 0) throw tooMany(retryAfter);

@@ -9,8 +9,8 @@ type TrustFn = (address: string, hop: number) => boolean;
  *
  * The value is the socket's peer address (IPv4-mapped IPv6 shown as plain IPv4). An incoming
  * `X-Forwarded-For` is kept, with the peer appended (as a proxy does), only when Express's
- * `trust proxy` setting trusts that peer. The connector sets no `trust proxy`, so by default
- * an incoming header is a client's unverifiable claim and is dropped.
+ * `trust proxy` setting trusts that peer (`TRUST_PROXY`, set in `createApp`). Without it an
+ * incoming header is a client's unverifiable claim and is dropped.
  */
 export function forwardedFor(req: Request): string | undefined {
   const peer = req.socket.remoteAddress;

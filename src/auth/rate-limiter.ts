@@ -15,7 +15,8 @@ import { windowMicros, type RateLimitStore } from './rate-limit-store.js';
  * `busyMs`, up to the maximum: a quiet key costs one write per request (it makes few), a busy
  * one one write per batch. The next batch is asked for in the background when a quarter of
  * the current one is left, so a busy key rarely waits. A key found over its limit is refused
- * locally until its next token is due (GCRA: known exactly), without asking again.
+ * locally, without asking again, until a batch has refilled (GCRA: known exactly): held at its
+ * limit, it gets its refill a batch at a time, still one write per batch.
  */
 interface Bucket {
   limit: number;
@@ -118,8 +119,9 @@ export class RateLimiter {
       (got) => {
         bucket.reserved += got.granted;
         bucket.tatMicros = got.tatMicros;
-        // Over the limit: the next token is due once the bucket's arrival time is within the window again.
-        if (got.granted === 0) bucket.deniedUntilMs = Math.max(now + 1, Math.ceil((got.tatMicros - windowMicros + interval) / 1000));
+        // Over the limit: asked again once a whole batch has refilled (a token is due after one
+        // interval; a batch after `wanted`), so a key held at its limit costs one write per batch too.
+        if (got.granted === 0) bucket.deniedUntilMs = Math.max(now + 1, Math.ceil((got.tatMicros - windowMicros + wanted * interval) / 1000));
       },
       (err: unknown) => {
         bucket.openUntilMs = now + openAfterErrorMs;

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from 'pino';
 
 export interface ClaimLoopOptions {
@@ -43,6 +44,12 @@ export class ClaimLoop {
   private readonly work = new Set<Promise<unknown>>();
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing: Promise<void> | null = null;
+  /**
+   * The context the loop was made in (no request's): a round woken by a request (its poll's
+   * events wake the deliverer) runs there, not in the request's, whose database waits share
+   * one deadline (db/wait-budget.ts).
+   */
+  private readonly context = new AsyncResource('ClaimLoop');
 
   constructor(private readonly options: ClaimLoopOptions) {}
 
@@ -96,13 +103,13 @@ export class ClaimLoop {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = Date.now() + delayMs;
-    this.timer = setTimeout(() => {
+    this.timer = setTimeout(this.context.bind(() => {
       this.timer = null;
       this.timerAt = Infinity;
       this.running = this.runRound().finally(() => {
         this.running = null;
       });
-    }, delayMs);
+    }), delayMs);
   }
 
   private async runRound(): Promise<void> {

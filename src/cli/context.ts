@@ -4,16 +4,20 @@ import { DotEnvError, loadDotEnv } from '../env-file.js';
 
 /** Config (environment, then .env) and database for a command-line tool; a bad configuration exits with its one line. */
 export async function cliContext(): Promise<{ config: Config; db: Db }> {
-  let config: Config;
+  const config = cliConfig();
+  return { config, db: await openDatabase(databaseOptions(config)) };
+}
+
+/** The configuration a command-line tool runs with; a bad configuration exits with its one line. */
+export function cliConfig(): Config {
   try {
     // The same .env as the server, so `npm run import` writes to the database the server reads.
     loadDotEnv();
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError || err instanceof DotEnvError) fail(err.message);
     throw err;
   }
-  return { config, db: await openDatabase(databaseOptions(config)) };
 }
 
 /** Where the configuration puts the database: PostgreSQL at DATABASE_URL, else SQLite at DATABASE_PATH. */

@@ -6,7 +6,14 @@ import { fail } from './context.js';
 
 const usage = `Usage:
   npm run receiver -- --key <api key> [--connector http://localhost:3000] [--port 4000] [--events device.offline,device.online]
-  npm run receiver -- --secret whsec_... [--port 4000]     (verify only; subscribe yourself)`;
+  npm run receiver -- --secret whsec_... [--port 4000]     (verify only; subscribe yourself)
+  npm run receiver -- --help
+
+Listens on http://127.0.0.1:<port>/hook, verifies each delivery's Standard Webhooks signature
+and prints one line per event. With --key it subscribes itself (POST /v1/hooks) and
+unsubscribes on Ctrl+C; with --secret it only verifies, for a hook you created yourself.
+The connector must be allowed to deliver there: npm run demo allows it, or start the connector
+with WEBHOOK_ALLOWED_TARGETS=http://127.0.0.1:4000 (docs/webhooks.md).`;
 
 /**
  * A tiny webhook receiver for trying the connector out: it subscribes itself with the given
@@ -23,10 +30,15 @@ async function main(): Promise<void> {
         connector: { type: 'string', default: 'http://localhost:3000' },
         port: { type: 'string', default: '4000' },
         events: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (err) {
     fail(`${(err as Error).message}\n${usage}`);
+  }
+  if (values.help) {
+    console.log(usage);
+    return;
   }
   if (!values.key && !values.secret) fail(usage);
   let secret = values.secret ?? '';
@@ -51,7 +63,8 @@ async function main(): Promise<void> {
   server.listen(Number(values.port), '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const port = (server.address() as AddressInfo).port;
-  const target = `http://localhost:${port}/hook`;
+  // The address it listens on: `localhost` may resolve to ::1 first, where nothing listens.
+  const target = `http://127.0.0.1:${port}/hook`;
   console.log(`Receiver listening on ${target}`);
   if (!values.key) return;
   const connector = values.connector.replace(/\/+$/, '');

@@ -7,6 +7,7 @@ import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { routedSqliteDialect } from './sqlite-driver.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { budgetedPool } from './pg-budget.js';
 import type { Engine } from './engine.js';
 
 export type { Engine };
@@ -32,6 +33,13 @@ export interface Db {
    * to run it in. SQLite's planner needs none: a no-op there.
    */
   refreshStatistics(tables: ReadonlyArray<keyof Tables>, rowsWritten: number, executor?: Kysely<Tables>): Promise<void>;
+  /**
+   * SQLite: copies the write-ahead log into the database and cuts the file back (a TRUNCATE
+   * checkpoint on the checkpointer's thread, sqlite-checkpointer.ts), after a bulk delete such
+   * as the retention sweep, so its log does not stay hundreds of megabytes; true when the log is
+   * within its limit afterwards. PostgreSQL: nothing to do (true).
+   */
+  truncateLog(): Promise<boolean>;
   /** Throws when the database cannot serve a real read and a write (`/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -52,6 +60,8 @@ export interface OpenOptions {
    * error that `isDatabaseUnavailable` recognises, so a request answers 503.
    */
   timeoutMs?: number;
+  /** False: open without applying pending migrations (`npm run migrate -- --dry-run`, `npm run backup`). */
+  migrate?: boolean;
 }
 
 const defaultTimeoutMs = 5_000;
@@ -71,9 +81,10 @@ async function readAndWrite(kysely: Kysely<Tables>): Promise<void> {
 
 /** Opens the database and applies pending migrations (once, even with replicas starting together). */
 export async function openDatabase(options: OpenOptions): Promise<Db> {
-  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs);
+  const migrate = options.migrate !== false;
+  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs, migrate);
   try {
-    if (db.engine === 'postgres') await migratePostgres(db.kysely);
+    if (db.engine === 'postgres' && migrate) await migratePostgres(db.kysely);
     return db;
   } catch (err) {
     await db.close();
@@ -81,7 +92,7 @@ export async function openDatabase(options: OpenOptions): Promise<Db> {
   }
 }
 
-function openSqlite(path: string, timeoutMs: number): Db {
+function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new BetterSqlite3(path);
   // At open, nothing else runs yet: the journal switch and the migrations may wait the whole bound.
@@ -89,7 +100,7 @@ function openSqlite(path: string, timeoutMs: number): Db {
   raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('synchronous = NORMAL');
-  migrateSqlite(raw);
+  if (migrate) migrateSqlite(raw);
   // Serving: better-sqlite3 is synchronous, so SQLite's own busy wait would block the event
   // loop, and every other request, for as long as another process holds the write lock. It is
   // kept short; statements wait for the lock asynchronously instead (sqlite-driver.ts), up to `timeoutMs`.
@@ -115,6 +126,15 @@ function openSqlite(path: string, timeoutMs: number): Db {
         }
       }),
     refreshStatistics: async () => undefined,
+    truncateLog: async () => {
+      // The writer may be adding to the log as it is copied: a few tries, a moment apart.
+      for (let tries = 1; checkpointer; tries++) {
+        if (await checkpointer.truncate()) return true;
+        if (tries === 5) return false;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return true;
+    },
     ping: () => readAndWrite(kysely),
     close: async () => {
       await checkpointer?.stop();
@@ -169,7 +189,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
       client.release();
     }
   }
-  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  // A request's waits share one deadline (wait-budget.ts); the pool's own bounds are each wait's outside requests.
+  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: budgetedPool(pool, timeoutMs) }) });
   return {
     engine: 'postgres',
     kysely,
@@ -178,6 +199,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
       if (rowsWritten < bulkRows || tables.length === 0) return;
       await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
     },
+    truncateLog: async () => true,
     ping: () => readAndWrite(kysely),
     close: () => kysely.destroy(),
   };

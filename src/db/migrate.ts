@@ -83,3 +83,37 @@ export async function migratePostgres(kysely: Kysely<Tables>): Promise<void> {
     }
   });
 }
+
+/** The schema version a database is at (0: none applied yet); reads only. */
+export async function schemaVersion(kysely: Kysely<Tables>, engine: 'sqlite' | 'postgres'): Promise<number> {
+  if (engine === 'sqlite') {
+    const { rows } = await sql<{ user_version: number }>`PRAGMA user_version`.execute(kysely);
+    return rows[0]?.user_version ?? 0;
+  }
+  const { rows } = await sql<{ present: boolean }>`SELECT to_regclass('schema_version') IS NOT NULL AS present`.execute(kysely);
+  if (!rows[0]?.present) return 0;
+  const version = await sql<{ version: number }>`SELECT version FROM schema_version`.execute(kysely);
+  return version.rows[0]?.version ?? 0;
+}
+
+/** Versions above `current` that this build would apply; throws when the database is newer than the build. */
+export function pendingVersions(current: number): number[] {
+  checkVersion(current);
+  return Array.from({ length: migrations.length - current }, (_, i) => current + i + 1);
+}
+
+/**
+ * One line saying what a migration does on an engine (`npm run migrate -- --dry-run`): its
+ * statements by kind and name (`ALTER TABLE hooks ADD COLUMN disabled_at`), and whether rows are
+ * filled in by a backfill.
+ */
+export function describeMigration(version: number, engine: 'sqlite' | 'postgres'): string {
+  const text = renderMigration(version - 1, engine).replace(/--[^\n]*/g, '');
+  const statements = text
+    .split(';')
+    .map((s) => s.replace(/\s+/g, ' ').trim())
+    .filter((s) => s !== '' && s !== 'SELECT 1')
+    .map((s) => s.split(/\s*\(|\s+(?:ON|SET|WHERE)\s+/)[0]!.split(' ').slice(0, 6).join(' '));
+  if (backfills[version] || computed[version]) statements.push('backfill of existing rows');
+  return statements.length > 0 ? statements.join('; ') : 'nothing to change on this engine';
+}

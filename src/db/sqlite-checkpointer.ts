@@ -7,7 +7,13 @@ const checkpointPages = 1000;
 /** How often the checkpointer looks at the log's size. */
 const lookEveryMs = 250;
 /** A log reset after a burst is cut back to this size, so a mass outage does not keep a big file. */
-const walSizeLimitBytes = 64 * 1024 * 1024;
+export const walSizeLimitBytes = 64 * 1024 * 1024;
+/**
+ * How long a TRUNCATE checkpoint waits for the writer and readers to let go. It blocks new
+ * writes while it waits (they wait asynchronously, sqlite-driver.ts), so it is kept short and
+ * tried again rather than made long.
+ */
+const truncateWaitMs = 200;
 
 /**
  * The checkpointer's thread, as plain JavaScript (it runs as given, in tests too). It opens its
@@ -16,18 +22,30 @@ const walSizeLimitBytes = 64 * 1024 * 1024;
  * again at the next look if it could not finish.
  */
 const workerSource = `
-const { workerData } = require('node:worker_threads');
+const { workerData, parentPort } = require('node:worker_threads');
 const { statSync } = require('node:fs');
 const Database = require(workerData.module);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 0');
 const threshold = db.pragma('page_size', { simple: true }) * workerData.pages;
+const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
+/* Copies the log (PASSIVE: never blocks the writer); once all of it is copied, cuts the file to
+   nothing (TRUNCATE, which then has nothing left to copy: it blocks writes only for a moment). */
+const copy = () => {
+  try { const [r] = db.pragma('wal_checkpoint(PASSIVE)'); return r.busy === 0 && r.log === r.checkpointed; } catch { return false; }
+};
+const truncate = () => {
+  if (!copy()) return false;
+  try {
+    db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
+    return db.pragma('wal_checkpoint(TRUNCATE)')[0].busy === 0;
+  } catch { return false; } finally { db.pragma('busy_timeout = 0'); }
+};
 setInterval(() => {
-  let size = 0;
-  try { size = statSync(workerData.path + '-wal').size; } catch { return; }
-  if (size < threshold) return;
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy or gone: the next look tries again */ }
+  /* busy or gone: the next look tries again */
+  if (walSize() >= threshold) copy();
 }, workerData.everyMs);
+parentPort.on('message', (id) => parentPort.postMessage({ id, truncated: truncate(), size: walSize() }));
 `;
 
 /**
@@ -38,8 +56,14 @@ setInterval(() => {
  * checkpoint (`wal_autocheckpoint = 0`); a worker thread with a connection of its own does, as
  * the log grows (docs/architecture.md, the data layer). Should the thread fail, the writer
  * checkpoints by itself again, as SQLite does by default.
+ *
+ * `truncate` asks for a TRUNCATE checkpoint on the same thread (after a bulk delete: the
+ * retention sweep): the log copied whole, then the file cut to nothing, and says whether the log
+ * is back within its limit. Cutting a file of hundreds of megabytes takes a few hundred
+ * milliseconds during which writes wait (asynchronously, up to DATABASE_TIMEOUT_MS), so it is
+ * asked for only after such a bulk delete.
  */
-export function startCheckpointer(writer: BetterSqlite3.Database, path: string): { stop(): Promise<void> } {
+export function startCheckpointer(writer: BetterSqlite3.Database, path: string): Checkpointer {
   writer.pragma('wal_autocheckpoint = 0');
   writer.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
   const fallBack = () => {
@@ -48,10 +72,10 @@ export function startCheckpointer(writer: BetterSqlite3.Database, path: string):
   let worker: Worker;
   try {
     const module = createRequire(import.meta.url).resolve('better-sqlite3');
-    worker = new Worker(workerSource, { eval: true, workerData: { module, path, pages: checkpointPages, everyMs: lookEveryMs } });
+    worker = new Worker(workerSource, { eval: true, workerData: { module, path, pages: checkpointPages, everyMs: lookEveryMs, truncateWaitMs } });
   } catch {
     fallBack();
-    return { stop: async () => undefined };
+    return { stop: async () => undefined, truncate: async () => false };
   }
   worker.unref();
   let stopping = false;
@@ -59,10 +83,36 @@ export function startCheckpointer(writer: BetterSqlite3.Database, path: string):
   worker.once('exit', () => {
     if (!stopping) fallBack();
   });
+  const asked = new Map<number, (withinLimit: boolean) => void>();
+  let nextId = 0;
+  worker.on('message', (answer: { id: number; size: number }) => {
+    asked.get(answer.id)?.(answer.size <= walSizeLimitBytes);
+    asked.delete(answer.id);
+  });
+  const answerAll = () => {
+    for (const resolve of asked.values()) resolve(false);
+    asked.clear();
+  };
+  worker.once('exit', answerAll);
   return {
     async stop() {
       stopping = true;
       await worker.terminate();
+      answerAll();
+    },
+    truncate() {
+      if (stopping) return Promise.resolve(false);
+      const id = nextId++;
+      return new Promise((resolve) => {
+        asked.set(id, resolve);
+        worker.postMessage(id);
+      });
     },
   };
+}
+
+export interface Checkpointer {
+  stop(): Promise<void>;
+  /** A TRUNCATE checkpoint now, on the checkpointer's thread; true when the log is then within its limit. */
+  truncate(): Promise<boolean>;
 }

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { waitBudget } from './wait-budget.js';
 
 /**
  * Kysely's SQLite driver with two connections to one database file:
@@ -20,7 +21,9 @@ import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, typ
  *
  * Every statement runs through `patiently`: without blocking the event loop, SQLITE_BUSY
  * (another process holds the write lock) is retried until `timeoutMs`, then thrown (503).
- * Waiting for the writer within this process is bounded by `timeoutMs` as well.
+ * Waiting for the writer within this process is bounded by `timeoutMs` as well. Within a
+ * request, both waits get only what is left of the request's deadline (wait-budget.ts): with
+ * none left, a lock that is free is still taken, one that is held is not waited for.
  */
 export function routedSqliteDialect(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database | null, timeoutMs: number): SqliteDialect {
   const dialect = new SqliteDialect({ database: writer as never });
@@ -79,11 +82,12 @@ class RoutedDriver implements Driver {
   }
 
   run(prepare: 'reader' | 'writer', text: string, parameters: readonly unknown[], prepared?: BetterSqlite3.Statement): Promise<QueryResult<unknown>> {
-    return patiently(() => execute(prepared ?? (prepare === 'reader' ? this.reader! : this.writer)(text), parameters), this.timeoutMs);
+    return patiently(() => execute(prepared ?? (prepare === 'reader' ? this.reader! : this.writer)(text), parameters), waitBudget(this.timeoutMs));
   }
 
+  /** Within a request, the wait gets what is left of its deadline (wait-budget.ts); elsewhere the full bound. */
   lockWriter(): Promise<void> {
-    return this.writerLock.lock(this.timeoutMs);
+    return this.writerLock.lock(waitBudget(this.timeoutMs), this.timeoutMs);
   }
 
   unlockWriter(): void {
@@ -171,11 +175,13 @@ class Mutex {
   private held = false;
   private readonly waiters: Array<() => void> = [];
 
-  lock(timeoutMs: number): Promise<void> {
+  /** `waitMs`: how long this waiter may wait; `timeoutMs`: DATABASE_TIMEOUT_MS, for the message. */
+  lock(waitMs: number, timeoutMs: number): Promise<void> {
     if (!this.held) {
       this.held = true;
       return Promise.resolve();
     }
+    if (waitMs <= 0) return Promise.reject(writerBusy(timeoutMs));
     return new Promise((resolve, reject) => {
       const grant = () => {
         clearTimeout(timer);
@@ -185,7 +191,7 @@ class Mutex {
         const at = this.waiters.indexOf(grant);
         if (at >= 0) this.waiters.splice(at, 1);
         reject(writerBusy(timeoutMs));
-      }, timeoutMs);
+      }, waitMs);
       this.waiters.push(grant);
     });
   }

@@ -41,6 +41,7 @@ export async function demoBanner(db: Db, context: BannerContext): Promise<string
     `  curl -s -H 'X-API-Key: ${demoKey}' ${baseUrl}/v1/me`,
   ];
   if (typeof menu === 'string') lines.push(`  curl -s -H 'X-API-Key: ${demoKey}' '${baseUrl}/v1/groups?menus=${menu}'`);
+  lines.push(`  curl -s -H 'X-API-Key: ${demoKey}' ${baseUrl}/v1/triggers/device-status`, ...triggerHint(context));
   lines.push('More in README.md. Stop with Ctrl+C.', '');
   return lines.join('\n');
 }
@@ -53,6 +54,21 @@ function screenStory(context: BannerContext, screens: { total: number; online: n
   return [
     `Heartbeat times count from this start: ${counted}. Nothing sends heartbeats under npm start,`,
     `so each goes offline ${after} after its last one (npm run demo keeps them beating).`,
+  ];
+}
+
+/**
+ * Why the polling trigger answers `[]` at first: its first call only starts watching the key,
+ * and an event needs a screen to change status, which under `npm start` takes a heartbeat
+ * timeout (nothing sends heartbeats) and under `npm run demo` comes every minute or so.
+ */
+function triggerHint(context: BannerContext): string[] {
+  const first = '  (the trigger answers [] until a screen changes status: its first call starts watching the key;';
+  if (context.heartbeatsSimulated) return [`${first} here screens go offline and come back every minute or so)`];
+  if (!context.demoLoaded) return [`${first} events come as the screens' heartbeats stop or resume)`];
+  return [
+    `${first} the first screens go offline ${formatDuration(context.heartbeatTimeoutMs)} after their last heartbeat,`,
+    '   or run npm run demo instead of npm start to see changes every minute or so)',
   ];
 }
 

@@ -37,7 +37,7 @@ export function runtimeFiles(values: Record<string, string>, dir: string): Map<s
     if (notCopied(path)) continue;
     let text = readFileSync(file, 'utf8');
     if (path.endsWith('.md')) {
-      text = text.replace(/\{\{([A-Z_]+)\}\}/g, (_match, name: string) => {
+      text = text.replace(/\{\{([A-Z][A-Z0-9_]*)\}\}/g, (_match, name: string) => {
         const value = values[name];
         if (value === undefined) throw new Error(`${path}: no value for {{${name}}}`);
         return value;

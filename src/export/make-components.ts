@@ -21,14 +21,39 @@ const sanitize = ['request.headers.x-api-key', 'request.headers.authorization'];
 /** The connector's `{message}` error body, with the HTTP status. */
 const errorMessage = "[{{statusCode}}] {{ifempty(body.message; 'The connector answered HTTP ' + statusCode)}}";
 
+/** How long Make waits for the connector's answer (Make's `timeout` directive, in ms). */
+export const requestTimeoutMs = 30_000;
+
+/**
+ * A `response.valid` directive (Make's format: `{condition, message, type}`): an answer the
+ * condition rejects (a proxy's page, an object where a list belongs, records without an id)
+ * fails the module with the message, never becomes an empty result or a bad bundle. `what`
+ * says what the answer should have been.
+ */
+function valid(condition: string, request: string, what: string): Json {
+  return {
+    condition: `{{${condition}}}`,
+    message: `Unexpected answer from the connector to ${request}: expected ${what}. Is the base URL the connector's?`,
+    type: 'DataError',
+  };
+}
+
+/** A list at `path` whose entries each have `fields` (the IML `map` leaves out entries without one). */
+function listCondition(path: string, fields: string[]): string {
+  return [`${path} != null`, ...fields.map((field) => `length(${path}) = length(map(${path}; '${field}'))`)].join(' and ');
+}
+
 /**
  * The base every module, RPC and webhook request starts from: the connection's base URL,
- * errors carrying the connector's message (a 401 asks to fix the connection), masked keys.
+ * errors carrying the connector's message (a 401 asks to fix the connection), masked keys, a
+ * body parsed as JSON (Make fails a request whose body is not), and a 30 s timeout.
  */
 export function base(): Json {
   return {
     baseUrl: '{{connection.base_url}}',
+    timeout: requestTimeoutMs,
     response: {
+      type: 'json',
       error: {
         message: errorMessage,
         401: { message: errorMessage, type: 'InvalidAccessTokenError' },
@@ -48,7 +73,11 @@ export function connection(manifest: Manifest, defaultBaseUrl: string): { api: J
       url: `{{parameters.base_url}}${test.path}`,
       method: test.method,
       headers: { [manifest.auth.header]: '{{parameters.api_key}}' },
+      // No `timeout` here: Make's format allows it in the base only, which the connection does
+      // not use; the connection test waits Make's own default.
       response: {
+        type: 'json',
+        valid: valid('body.key != null', `${test.method} ${test.path}`, "an object with the key ('key')"),
         ...(label ? { metadata: { type: 'text', value: `{{body.${label}}}` } } : {}),
         error: { message: errorMessage },
       },
@@ -120,6 +149,7 @@ export function rpc(manifest: Manifest, source: OptionSource): { api: Json; para
         ...(source.search ? { q: '{{parameters.q}}' } : {}),
       },
       response: {
+        valid: valid(listCondition('body.results', ['value']), `GET ${source.path}`, "choices ('results', each with a 'value')"),
         limit: rpcChoiceLimit,
         iterate: '{{body.results}}',
         output: { label: '{{item.name}}', value: '{{item.value}}' },
@@ -163,7 +193,10 @@ export function searchModule(operation: Operation): Json {
   for (const input of operation.inputs) {
     if (input.in === 'query') qs[input.param ?? input.key] = queryValue(input.key, input.list, input.required);
   }
-  const response: Json = {};
+  const request = `${operation.request.method} ${operation.request.path}`;
+  const response: Json = operation.result.items
+    ? { valid: valid(listCondition(`body.${operation.result.items}`, ['id']), request, `records in '${operation.result.items}', each with an 'id'`) }
+    : { valid: valid(operation.result.single ? 'body.id != null' : listCondition('body', ['id']), request, operation.result.single ? "a record with an 'id'" : "a list of records, each with an 'id'") };
   const api: Json = { url, method: operation.request.method, headers: keyHeaders(operation.request.auth), qs, response };
   if (operation.result.items) {
     response.iterate = `{{body.${operation.result.items}}}`;
@@ -210,7 +243,10 @@ export function webhook(trigger: Trigger): { api: Json; parameters: MakeParamete
       method: hook.subscribe.method,
       headers: keyHeaders('api_key'),
       body,
-      response: { data: { externalHookId: '{{body.id}}' } },
+      response: {
+        valid: valid('body.id != null and body.secret != null', `${hook.subscribe.method} ${hook.subscribe.path}`, "the hook ('id' and 'secret')"),
+        data: { externalHookId: '{{body.id}}' },
+      },
     },
     detach: { url: idPath, method: hook.unsubscribe.method, headers: keyHeaders('api_key') },
   };
@@ -239,6 +275,7 @@ export function pollingTriggerCode(trigger: Trigger) {
       headers: keyHeaders('api_key'),
       qs,
       response: {
+        valid: valid(listCondition('body', [trigger.dedupeKey, 'type']), `${trigger.polling.method} ${trigger.polling.path}`, `a list of events, each with '${trigger.dedupeKey}' and 'type'`),
         iterate: '{{body}}',
         output: '{{item}}',
         trigger: { type: 'date', order: 'desc', id: `{{item.${trigger.dedupeKey}}}`, date: '{{item.occurred_at}}' },

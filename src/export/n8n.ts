@@ -162,7 +162,7 @@ export function n8nApp(manifest: Manifest, options: { baseUrl: string }): Map<st
     if (!path.endsWith('.json')) continue;
     files.set(
       path,
-      text.replace(/\{\{([A-Z_]+)\}\}/g, (_match, name: string) => {
+      text.replace(/\{\{([A-Z][A-Z0-9_]*)\}\}/g, (_match, name: string) => {
         const value = values[name];
         if (value === undefined) throw new Error(`${path}: no value for {{${name}}}`);
         return value;

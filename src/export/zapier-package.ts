@@ -79,6 +79,9 @@ export function packageJson(manifest: Manifest, versions: ZapierVersions): strin
       node: zapierCliNode,
       'zapier-platform-cli': versions.cli,
     },
+    // The install scripts `npm install` needs: `node` puts its Node.js binary in place, esbuild
+    // (under the Zapier CLI) its own. npm 11 warns about scripts not listed; npm 12 blocks them.
+    allowScripts: { esbuild: true, node: true },
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }

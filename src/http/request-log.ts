@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
+import { clientAddress } from '../auth/client-address.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -26,7 +27,7 @@ const acceptedId = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` is honoured, anything else
  * replaced) and, when the response finishes, writes one log line (method, route, status,
- * duration, request id; for an error answer its message as `reason`) and counts it in the HTTP metrics by the same route pattern: one
+ * duration, request id, client address; for an error answer its message as `reason`) and counts it in the HTTP metrics by the same route pattern: one
  * finish listener for both, on the hot path. Deliberately lean: no headers, no query string
  * (it may hold ids a user considers private), no key.
  */
@@ -44,7 +45,7 @@ export function requestLog(logger: Logger, metrics?: Metrics): RequestHandler {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const route = routeOf(req);
       metrics?.httpRequest(route, req.method, res.statusCode, ms / 1000);
-      const line = { method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id };
+      const line = { method: req.method, route, status: res.statusCode, ms: Math.round(ms * 100) / 100, requestId: id, client: clientAddress(req) };
       const reason = res.statusCode >= 400 ? errorReason(res.locals.errorMessage) : undefined;
       access.info(reason === undefined ? line : { ...line, reason }, 'request');
     });

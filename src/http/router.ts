@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { adminToken } from '../auth/admin-token.js';
 import { parseBody, parseParams, parseQuery } from './query.js';
 import type { Route, RouteAuth } from './route.js';
+import { endRequestWaits, inRequestWaits, requestWaits } from '../db/wait-budget.js';
 
 /**
  * Express routes from route declarations (`http/route.ts`). Each route runs, in this order:
@@ -87,17 +88,74 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
     return handler({ req, res, services, principal: req.principal, params, query, body, state });
   };
   const guard = route.admin ? [adminToken(services.config.ADMIN_TOKEN, services.failedAttempts)] : route.auth ? authMiddleware(route.auth, services) : [];
-  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle];
+  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle].map(sharingOneDeadline);
+}
+
+const waitsOfRequest = new WeakMap<Request, ReturnType<typeof requestWaits>>();
+
+/**
+ * Runs a step of a route as part of its request: the database waits of all its steps share one
+ * deadline (db/wait-budget.ts). Each step enters it again, since a step that reads the body
+ * resumes in the socket's context, not the request's.
+ */
+function sharingOneDeadline(step: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    let waits = waitsOfRequest.get(req);
+    if (!waits) {
+      const opened = (waits = requestWaits());
+      waitsOfRequest.set(req, opened);
+      res.once('close', () => endRequestWaits(opened));
+    }
+    return inRequestWaits(waits, () => step(req, res, next));
+  };
 }
 
 /**
  * Registers every route: the hot ones on the app itself, first; the others, in the order
- * given, on one router mounted after them.
+ * given, on one router mounted after them; then the answer for a known path asked with a
+ * method none of its routes declares.
  */
 export function mountRoutes(app: Express, routes: readonly Route[], services: Services): void {
   const router = Router();
   for (const route of routes) {
     (route.hot ? app : router)[route.method](expressPath(route.path), ...handlerOf(route, services, routes));
   }
-  app.use(router);
+  app.use(router, methodNotAllowed(routes));
+}
+
+/**
+ * Reached only when no route answered: every declared path pattern that matches the path
+ * adds its methods (GET brings HEAD, which Express answers with the GET route), and a path
+ * that matched any is a 405 `Method not allowed` with `Allow` listing them; OPTIONS gets 200
+ * with the same `Allow`, as Express's router answers it on the paths it holds. A path no
+ * declaration matches falls through to the 404. Matched here rather than with `router.all`,
+ * so the registered routes stay exactly the documented operations.
+ */
+function methodNotAllowed(routes: readonly Route[]): RequestHandler {
+  const byPath = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const route of routes) {
+    const entry = byPath.get(route.path) ?? { pattern: pathPattern(route.path), methods: new Set<string>() };
+    entry.methods.add(route.method.toUpperCase());
+    if (route.method === 'get') entry.methods.add('HEAD');
+    byPath.set(route.path, entry);
+  }
+  return (req, res, next) => {
+    const allowed = new Set<string>();
+    for (const [path, { pattern, methods }] of byPath) {
+      if (!pattern.test(req.path)) continue;
+      req.routePattern ??= expressPath(path);
+      for (const method of methods) allowed.add(method);
+    }
+    // No declaration matched, or one with this method passed the request on: not ours to answer.
+    if (allowed.size === 0 || allowed.has(req.method)) return next();
+    const allow = [...allowed].sort().join(', ');
+    if (req.method === 'OPTIONS') return void res.set('Allow', allow).type('text/plain').send(allow);
+    throw new AppError('method_not_allowed', 'Method not allowed', undefined, { Allow: allow });
+  };
+}
+
+/** An OpenAPI path as Express matches it: a parameter is one segment, a trailing slash optional, any case. */
+function pathPattern(path: string): RegExp {
+  const parts = path.split(/\{[A-Za-z0-9_]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return new RegExp(`^${parts.join('[^/]+')}/?$`, 'i');
 }

@@ -1,8 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
-import { AppError } from '../errors.js';
-import { filterCooperatively, slice } from './cooperative.js';
-import { fold, type OptionEntry, type OptionList, type RenderedOptions } from './option-list.js';
+import { slice } from './cooperative.js';
+import type { OptionEntry, RenderedOptions } from './option-list.js';
 
 export type OptionFormat = 'tuples' | 'objects' | 'n8n' | 'tree';
 
@@ -28,26 +27,6 @@ export function decodeCursor(cursor: string): number | null {
 
 export function queryKey(query: OptionQuery): string {
   return `${query.format}|${query.q ?? ''}|${query.limit ?? ''}|${query.offset}|${query.parent ?? ''}`;
-}
-
-async function select(list: OptionList, query: OptionQuery): Promise<readonly OptionEntry[]> {
-  let entries: readonly OptionEntry[] = list.entries;
-  if (query.format === 'tree') {
-    // Ids compare case-insensitively, as in the group filters and menu paths.
-    const wanted = query.parent?.toLowerCase() ?? null;
-    const parent = wanted === null ? null : entries.find((e) => e.value.toLowerCase() === wanted)?.value;
-    if (parent === undefined) {
-      throw new AppError('validation', 'parent must be the id of a group of this menu', [
-        { path: 'parent', message: 'parent must be the id of a group of this menu' },
-      ]);
-    }
-    entries = await filterCooperatively(entries, (e) => e.parent === parent);
-  }
-  if (query.q) {
-    const needle = fold(query.q);
-    entries = await filterCooperatively(entries, (e) => (query.format === 'tree' ? fold(e.treeLabel) : e.folded).includes(needle));
-  }
-  return entries;
 }
 
 /** How a format lists one entry. */
@@ -79,16 +58,6 @@ function frame(format: OptionFormat, nextCursor: string | null): [string, string
 /** A strong ETag: the start of the body's SHA-256. */
 function tag(hash: Hash): string {
   return `"${hash.digest('base64url').slice(0, 32)}"`;
-}
-
-/**
- * Renders one page of a list for a query: body bytes, a strong ETag over them, the match
- * count and the next cursor. The caller keeps it (OptionsService, in its cache).
- */
-export async function renderOptions(list: OptionList, query: OptionQuery): Promise<RenderedOptions> {
-  const matches = await select(list, query);
-  const end = pageEnd(query, matches.length);
-  return renderPage(query, matches.slice(query.offset, end), matches.length);
 }
 
 /** Where the page of a query ends among `total` matches. */

@@ -1,9 +1,7 @@
 import { AppError } from '../errors.js';
 import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
-import { pathSeparator } from '../db/group-rows.js';
-
-export { pathSeparator };
+import { flattenTree } from '../text/tree-paths.js';
 
 /** One record of a resource: the fields a manifest's templates may use. */
 export type OptionRecord = Record<string, unknown> & {
@@ -33,43 +31,33 @@ export interface ResourceDef {
 }
 
 
-/** Depth-first, source order; `path` joins the names from the top. */
-function flattenGroups(groups: readonly Group[], parent: string | null, prefix: string, out: OptionRecord[]): OptionRecord[] {
-  for (const group of groups) {
-    const path = prefix ? `${prefix}${pathSeparator}${group.name}` : group.name;
-    out.push({
-      id: group.id,
-      name: group.name,
-      description: group.description,
-      path,
-      depth: prefix ? prefix.split(pathSeparator).length : 0,
-      tags: group.tags.join(', '),
-      parent,
-      hasChildren: group.groups.length > 0,
-    });
-    flattenGroups(group.groups, group.id, path, out);
-  }
-  return out;
+/** A menu's groups depth first, in source order; `path` joins the names from the top (text/tree-paths.ts). */
+function flattenGroups(groups: readonly Group[]): OptionRecord[] {
+  return flattenTree(groups, (g) => ({ id: g.id, name: g.name, children: g.groups })).map(({ node: group, parentId, path, depth, hasChildren }) => ({
+    id: group.id,
+    name: group.name,
+    description: group.description,
+    path,
+    depth,
+    tags: group.tags.join(', '),
+    parent: parentId,
+    hasChildren,
+  }));
 }
 
-function flattenItems(items: readonly Item[], parent: string | null, prefix: string, out: OptionRecord[]): OptionRecord[] {
-  for (const item of items) {
-    const path = prefix ? `${prefix}${pathSeparator}${item.name}` : item.name;
-    out.push({
-      id: item.id,
-      name: item.name,
-      description: item.description,
-      path,
-      price: item.price,
-      calories: item.calories,
-      inStock: item.inStock,
-      tags: item.tags.join(', '),
-      parent,
-      hasChildren: item.items.length > 0,
-    });
-    flattenItems(item.items, item.id, path, out);
-  }
-  return out;
+function flattenItems(items: readonly Item[]): OptionRecord[] {
+  return flattenTree(items, (i) => ({ id: i.id, name: i.name, children: i.items })).map(({ node: item, parentId, path, hasChildren }) => ({
+    id: item.id,
+    name: item.name,
+    description: item.description,
+    path,
+    price: item.price,
+    calories: item.calories,
+    inStock: item.inStock,
+    tags: item.tags.join(', '),
+    parent: parentId,
+    hasChildren,
+  }));
 }
 
 export const resources: Record<string, ResourceDef> = {
@@ -95,7 +83,7 @@ export const resources: Record<string, ResourceDef> = {
         const menus = await sources.menus.listMenus(principal);
         if (!menus.some((m) => m.id.toLowerCase() === menuId!.toLowerCase())) throw new AppError('not_found', 'Menu not found');
       }
-      return flattenGroups(groups, null, '', []);
+      return flattenGroups(groups);
     },
   },
   items: {
@@ -106,7 +94,7 @@ export const resources: Record<string, ResourceDef> = {
     async load(sources, principal, { groupId }) {
       const [group] = await sources.menus.groups(principal, { groups: [groupId!] });
       if (!group) throw new AppError('not_found', 'Group not found');
-      return flattenItems(group.items, null, '', []);
+      return flattenItems(group.items);
     },
   },
   devices: {

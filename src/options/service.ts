@@ -3,7 +3,8 @@ import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
 import { buildOptionList, optionListBytes, renderedBytes, type OptionList, type RenderedOptions } from './option-list.js';
 import { resources, type ResourceSources } from './resources.js';
-import { queryKey, renderOptions, type OptionQuery } from './render.js';
+import { queryKey, type OptionQuery } from './render.js';
+import { renderOptions } from './pager.js';
 import { servedFromDatabase, type DatabaseDeviceOptions } from './database-options.js';
 import { groupsServedFromDatabase, type DatabaseGroupOptions } from './database-group-options.js';
 

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { containsText } from '../db/dialect.js';
 
 /**
  * Device dropdown pages straight from the embedded catalog (docs/options.md, "Big accounts"):
@@ -42,14 +42,11 @@ export interface DeviceOptionStore {
 }
 
 export function embeddedDeviceOptions(db: Db): DeviceOptionStore {
-  const contains = (needle: string) =>
-    db.engine === 'postgres' ? sql<boolean>`strpos(a.folded, ${needle}) > 0` : sql<boolean>`instr(a.folded, ${needle}) > 0`;
-
   const rows = (userId: string | null, needle: string | undefined) =>
     db.kysely
       .selectFrom('device_access as a')
       .where('a.user_id', '=', userId ?? '')
-      .$if(needle !== undefined, (q) => q.where(contains(needle!)));
+      .$if(needle !== undefined, (q) => q.where(containsText(db.engine, 'a.folded', needle!)));
 
   return {
     async covered(userId) {

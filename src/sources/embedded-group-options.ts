@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { containsText } from '../db/dialect.js';
 
 /**
  * Group dropdown pages straight from the embedded catalog (docs/options.md, "Big accounts"):
@@ -39,16 +40,13 @@ export interface GroupOptionStore {
 }
 
 export function embeddedGroupOptions(db: Db): GroupOptionStore {
-  const contains = (column: 'g.folded_path' | 'g.folded_name', needle: string) =>
-    db.engine === 'postgres' ? sql<boolean>`strpos(${sql.ref(column)}, ${needle}) > 0` : sql<boolean>`instr(${sql.ref(column)}, ${needle}) > 0`;
-
   const rows = ({ menuId, parent, needle, field }: GroupOptionScope) =>
     db.kysely
       .selectFrom('menu_groups as g')
       .where('g.menu_id', '=', menuId)
       .$if(parent === null, (q) => q.where('g.parent_id', 'is', null))
       .$if(typeof parent === 'string', (q) => q.where('g.parent_id', '=', parent!))
-      .$if(needle !== undefined, (q) => q.where(contains(field === 'path' ? 'g.folded_path' : 'g.folded_name', needle!)));
+      .$if(needle !== undefined, (q) => q.where(containsText(db.engine, field === 'path' ? 'g.folded_path' : 'g.folded_name', needle!)));
 
   return {
     async menu(accountId, menuId) {

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
+import { inSlices } from '../db/slices.js';
+import { dropDeliveriesOfEvents } from '../webhooks/attempt-log.js';
 import { queueDeliveries } from '../webhooks/fan-out.js';
 import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
@@ -147,30 +149,42 @@ export class EventLog {
    * Drops events past the 7-day retention, with their finished deliveries and attempts. An event
    * is kept while a delivery of it is pending, or was attempted within the retention (so a
    * delivery's end, `dead` included, stays in its hook's deliveries list for 7 days).
+   *
+   * In slices along the event sequence, each its own short transaction, other work running in
+   * between (`inSlices`): half a million events are hundreds of slices, never one statement that
+   * holds the event loop (SQLite) or its locks (PostgreSQL) for seconds. `signal` stops it
+   * between slices; the rest goes at the next sweep.
    */
-  async prune(): Promise<number> {
+  async prune(signal?: AbortSignal): Promise<PruneCounts> {
     const cutoff = this.clock.now() - retentionMs;
     const recent = formatMicros(cutoff * 1000);
-    const result = await this.db.kysely
-      .deleteFrom('events')
-      .where('created_at', '<', cutoff)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('deliveries as d')
-              .select('d.id')
-              .whereRef('d.event_seq', '=', 'events.seq')
-              .where((eb) =>
-                eb.or([
-                  eb('d.status', '=', 'pending'),
-                  eb.exists(eb.selectFrom('delivery_attempts as a').select('a.id').whereRef('a.delivery_id', '=', 'd.id').where('a.attempted_at', '>=', recent)),
-                ]),
-              ),
-          ),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+    const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0, stopped: false };
+    // The sweep ends at the newest event past the retention (a step down events_created):
+    // the newer ones are never scanned. One logged meanwhile by a replica whose clock lags goes next time.
+    const newest = await this.db.kysely.selectFrom('events').select('seq').where('created_at', '<', cutoff).orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    if (newest === undefined) return counts;
+    let after = 0;
+    const run = await inSlices(
+      this.db.engine,
+      (limit) =>
+        this.db.transaction(async (trx) => {
+          // By the primary key alone; the age is checked here, as is what the queue keeps.
+          const rows = await trx.selectFrom('events').select(['seq', 'created_at']).where('seq', '>', after).where('seq', '<=', Number(newest.seq)).orderBy('seq').limit(limit).execute();
+          if (rows.length === 0) return { rows: 0, more: false };
+          after = Number(rows[rows.length - 1]!.seq);
+          const old = rows.filter((r) => Number(r.created_at) < cutoff).map((r) => Number(r.seq));
+          const dropped = await dropDeliveriesOfEvents(trx, old, recent);
+          const doomed = old.filter((seq) => !dropped.kept.has(seq));
+          for (const part of chunks(doomed)) await trx.deleteFrom('events').where('seq', 'in', part).execute();
+          counts.events += doomed.length;
+          counts.deliveries += dropped.deliveries;
+          counts.attempts += dropped.attempts;
+          return { rows: rows.length, more: rows.length === limit };
+        }),
+      signal,
+    );
+    counts.stopped = run.stopped;
+    return counts;
   }
 }
 
@@ -207,6 +221,14 @@ export const eventWrites = {
     return fresh.length;
   },
 };
+
+/** What a retention sweep of the event log deleted, per table, and whether it was stopped part way. */
+export interface PruneCounts {
+  events: number;
+  deliveries: number;
+  attempts: number;
+  stopped: boolean;
+}
 
 /** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
 async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number): Promise<DeviceEvent[]> {

@@ -30,7 +30,6 @@ export class DeviceStatusPoller {
   private readonly loop: ClaimLoop;
   /** Background polls under way. */
   private polling = 0;
-  private lastPruneAt = 0;
   private forced: Promise<PollResult> | null = null;
   /** Keys being polled under this replica's lease: renewed while their polls run. */
   private readonly leased = new Set<string>();
@@ -103,7 +102,6 @@ export class DeviceStatusPoller {
         this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: outcomes.length, failed: outcomes.filter((o) => o === null).length }),
       );
     }
-    await this.pruneNow();
     return false;
   }
 
@@ -117,13 +115,6 @@ export class DeviceStatusPoller {
         this.loop.wake(coalesceMs);
       }),
     );
-  }
-
-  private async pruneNow(): Promise<void> {
-    const now = this.options.clock.now();
-    if (now - this.lastPruneAt < this.options.intervalMs) return;
-    this.lastPruneAt = now;
-    await this.options.prune();
   }
 
   /**

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
+import { inSlices } from '../db/slices.js';
 import { hookWrites } from './hook-store.js';
 import { retryPlace } from './fan-out.js';
 import { formatMicros } from '../time/timestamps.js';
@@ -74,11 +75,12 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
 /**
  * Deliveries still pending whose event was logged before `cutoff` (ms) are given up: `dead`,
  * with an attempt record that says why, so the end shows in the hook's deliveries list instead
- * of the delivery vanishing with its event. Returns how many.
+ * of the delivery vanishing with its event. In slices of at most 500, each its own transaction,
+ * other work running in between (`inSlices`); `signal` stops it between slices. Returns how many.
  */
-export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string): Promise<number> {
-  let expired = 0;
-  for (;;) {
+export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string, signal?: AbortSignal): Promise<number> {
+  const { rows } = await inSlices(db.engine, async (limit) => {
+    const size = Math.min(limit, 500);
     const done = await db.transaction(async (trx) => {
       const rows = await trx
         .selectFrom('deliveries as d')
@@ -86,7 +88,7 @@ export async function expireDeliveries(db: Db, now: number, cutoff: number, reas
         .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
         .where('d.status', '=', 'pending')
         .where('e.created_at', '<', cutoff)
-        .limit(500)
+        .limit(size)
         .execute();
       if (rows.length === 0) return 0;
       await trx.updateTable('deliveries').set({ status: 'dead', leased_until: 0 }).where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'pending').execute();
@@ -110,9 +112,38 @@ export async function expireDeliveries(db: Db, now: number, cutoff: number, reas
         .execute();
       return rows.length;
     });
-    expired += done;
-    if (done < 500) return expired;
+    return { rows: done, more: done === size };
+  }, signal);
+  return rows;
+}
+
+/**
+ * The retention's part of the queue for a slice of events past the retention, inside the event
+ * log's transaction (triggers/event-log.ts `prune`): an event is kept while a delivery of it is
+ * pending or was attempted since `recent` (an attempt's timestamp); the deliveries of the
+ * others, and their attempts, are deleted here, so the event log can delete those events.
+ * Plain look-ups by id on each table's index, a few hundred ids at a time, so every engine
+ * walks the indexes whatever its statistics say. Returns the events to keep and what went.
+ */
+export async function dropDeliveriesOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[], recent: string): Promise<{ kept: Set<number>; deliveries: number; attempts: number }> {
+  const kept = new Set<number>();
+  let deliveries = 0;
+  let attempts = 0;
+  for (const part of chunks(eventSeqs)) {
+    const found = await trx.selectFrom('deliveries').select(['id', 'event_seq', 'status']).where('event_seq', 'in', part).execute();
+    for (const d of found) if (d.status === 'pending') kept.add(Number(d.event_seq));
+    for (const ids of chunks(found.map((d) => d.id))) {
+      const tried = await trx.selectFrom('delivery_attempts').select('delivery_id').where('delivery_id', 'in', ids).where('attempted_at', '>=', recent).execute();
+      const recentlyTried = new Set(tried.map((a) => Number(a.delivery_id)));
+      for (const d of found) if (recentlyTried.has(Number(d.id))) kept.add(Number(d.event_seq));
+    }
+    const doomed = found.filter((d) => !kept.has(Number(d.event_seq))).map((d) => d.id);
+    for (const ids of chunks(doomed)) {
+      attempts += Number((await trx.deleteFrom('delivery_attempts').where('delivery_id', 'in', ids).executeTakeFirst()).numDeletedRows);
+      deliveries += Number((await trx.deleteFrom('deliveries').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
+    }
   }
+  return { kept, deliveries, attempts };
 }
 
 function attemptRow(r: AttemptRecord) {

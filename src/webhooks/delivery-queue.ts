@@ -108,9 +108,9 @@ export class DeliveryQueue {
     return [];
   }
 
-  /** Gives up pending deliveries whose event was logged before `cutoff` (see `expireDeliveries`). */
-  expire(cutoff: number, reason: string): Promise<number> {
-    return expireDeliveries(this.db, this.clock.now(), cutoff, reason);
+  /** Gives up pending deliveries whose event was logged before `cutoff`, in slices (see `expireDeliveries`). */
+  expire(cutoff: number, reason: string, signal?: AbortSignal): Promise<number> {
+    return expireDeliveries(this.db, this.clock.now(), cutoff, reason, signal);
   }
 
   /**

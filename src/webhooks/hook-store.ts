@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
+import { inSlices } from '../db/slices.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
@@ -271,11 +272,18 @@ export class HookStore {
   /**
    * Deletes hooks disabled before `cutoff` (ms), with what is left of their queue and attempts.
    * A disabled hook with no time of its own (disabled before the time was kept) gets now, so it
-   * too is kept one full retention period.
+   * too is kept one full retention period. A few hooks per statement (each may take what is
+   * left of its queue with it), other work running in between; `signal` stops it between them.
    */
-  async pruneDisabled(cutoff: number): Promise<number> {
+  async pruneDisabled(cutoff: number, signal?: AbortSignal): Promise<number> {
     await this.db.kysely.updateTable('hooks').set({ disabled_at: this.clock.now() }).where('status', '=', 'disabled').where('disabled_at', 'is', null).execute();
-    const result = await this.db.kysely.deleteFrom('hooks').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).executeTakeFirst();
-    return Number(result.numDeletedRows);
+    const { rows } = await inSlices(this.db.engine, async (limit) => {
+      const size = Math.max(1, Math.min(100, Math.floor(limit / 50)));
+      const ids = (await this.db.kysely.selectFrom('hooks').select('id').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).limit(size).execute()).map((h) => h.id);
+      if (ids.length === 0) return { rows: 0, more: false };
+      const result = await this.db.kysely.deleteFrom('hooks').where('id', 'in', ids).where('status', '=', 'disabled').where('disabled_at', '<', cutoff).executeTakeFirst();
+      return { rows: Number(result.numDeletedRows), more: ids.length === size };
+    }, signal);
+    return rows;
   }
 }

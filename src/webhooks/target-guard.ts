@@ -137,8 +137,26 @@ export function permittedAddresses(policy: TargetPolicy, url: URL): (address: st
   return (address) => addressPermitted(policy, address, https);
 }
 
+/**
+ * What a refusal at subscribe adds, so whoever tries a receiver on their own machine or network
+ * learns the settings that allow it (docs/webhooks.md).
+ */
+export const privateTargetsHint =
+  'to deliver to http:// or to a private or loopback address, start the connector with ' +
+  'WEBHOOK_ALLOWED_TARGETS listing the origin (http://127.0.0.1:4000) or its range, ' +
+  'or with WEBHOOK_ALLOW_PRIVATE_TARGETS=true (development only); npm run demo allows both';
+
+/** A scheme or address refusal with the hint appended; other problems as they are. */
+function hinted(problem: string | null): string | null {
+  return problem?.startsWith(mustUseHttps) || problem?.startsWith(mustNotBePrivate) ? `${problem}; ${privateTargetsHint}` : problem;
+}
+
 /** Resolves the host of a target and checks every address (subscribe-time check). */
 export async function resolveTargetProblem(text: string, policy: TargetPolicy): Promise<string | null> {
+  return hinted(await targetProblem(text, policy));
+}
+
+async function targetProblem(text: string, policy: TargetPolicy): Promise<string | null> {
   const problem = targetUrlProblem(text, policy);
   if (problem) return problem;
   const url = new URL(text);

@@ -44,7 +44,9 @@ describe('activepieces export', () => {
         'src/lib/options.ts',
         'src/lib/triggers.ts',
         'src/lib/signature.ts',
+        'src/lib/shape.ts',
         'test/harness.ts',
+        'test/bad-answers.test.ts',
         'test/auth.test.ts',
         'test/dropdowns.test.ts',
         'test/actions.test.ts',
@@ -53,7 +55,7 @@ describe('activepieces export', () => {
     );
     expect(files.get('src/lib/triggers.ts')).toBe(readFileSync(join(projectRoot, 'src/export/activepieces-app/src/lib/triggers.ts'), 'utf8'));
     expect(files.get('src/index.ts')).toMatch(/export const signageConnector = createPiece\(/);
-    expect(files.get('README.md')).not.toMatch(/\{\{[A-Z_]+\}\}/);
+    expect(files.get('README.md')).not.toMatch(/\{\{[A-Z][A-Z0-9_]*\}\}/);
   });
 
   test('package.json: the pinned framework versions, strict type check and the tests in npm test', () => {

@@ -421,7 +421,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     const unknown = await node(keysCli, ['revoke', 'key_nobody'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr.trim()).toBe('Unknown key "key_nobody"');
-  });
+  }, 60_000); // six CLI processes one after another: seconds each on a busy machine
 
   test('create with --expires and --rate-limit, then roll: the new key is printed once, the old one expires after the grace', async () => {
     const dbPath = await seeded();
@@ -445,7 +445,7 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     await request(t.app).get('/v1/me').set('X-API-Key', oldKey).expect(401, { message: 'API key expired' });
     const me = await request(t.app).get('/v1/me').set('X-API-Key', newKey).expect(200);
     expect(me.headers['ratelimit-policy']).toBe('"default";q=50;w=60');
-  });
+  }, 60_000);
 
   test('an unknown command prints the usage and exits 1', async () => {
     const dbPath = await seeded();
@@ -518,7 +518,7 @@ describe('the server (dist/src/main.js)', () => {
       const result = await Promise.race([
         server.exited,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('no exit within 5 s of SIGTERM')), 5_000);
+          timer = setTimeout(() => reject(new Error('no exit within 12 s of SIGTERM')), 12_000);
         }),
       ]);
       return { ...result, ms: Date.now() - started };
@@ -550,7 +550,8 @@ describe('the server (dist/src/main.js)', () => {
     const result = await stop(server);
     expect(result.signal).toBeNull();
     expect(result.code).toBe(0);
-    expect(result.ms).toBeLessThan(5_000);
+    // Promptly, not at the end of the 10 s grace period (8 s leaves room for a busy machine).
+    expect(result.ms).toBeLessThan(8_000);
     expect(result.stdout).toMatch(/"msg":"stopped"/);
     // Keys never reach the logs (the banner prints the public demo key on purpose; no log line does).
     for (const line of result.stdout.split('\n').filter((l) => l.startsWith('{'))) expect(line).not.toContain(demoKey);

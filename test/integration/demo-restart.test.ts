@@ -49,6 +49,10 @@ test('a second start an hour later serves the untouched demo as alive as the fir
   expect(text).toContain(`Demo catalog loaded. Demo key (all scopes, Ana at Harbor Street Diner): ${demoKey}`);
   expect(text).toContain(`${onlineAtFirstStart} of Ana's`);
   expect(text).toMatch(/goes offline 5 min after its last one/);
+  // Why the polling trigger answers [] at first, and what makes it answer more.
+  expect(text).toContain(`curl -s -H 'X-API-Key: ${demoKey}' http://localhost:3000/v1/triggers/device-status`);
+  expect(text).toContain('the trigger answers [] until a screen changes status');
+  expect(text).toMatch(/the first screens go offline 5 min after their last heartbeat,\s+or run npm run demo/);
 });
 
 test('once another dataset was imported, the catalog is served as stored and the banner says so', async () => {
@@ -79,5 +83,6 @@ test('the banner of `npm run demo` says the screens keep beating', async () => {
   await bootstrapCatalog(t.db, undefined, t.clock.now(), silent);
   const text = await demoBanner(t.db, { baseUrl: 'http://localhost:3000', demoLoaded: true, nowMs: t.clock.now(), heartbeatTimeoutMs: 20_000, heartbeatsSimulated: true });
   expect(text).toMatch(/Heartbeat times count from this start: \d+ of Ana's \d+ screens are online, and they keep sending heartbeats\./);
+  expect(text).toContain('the trigger answers [] until a screen changes status: its first call starts watching the key; here screens go offline and come back every minute or so');
   expect(text).not.toContain('npm start');
 });

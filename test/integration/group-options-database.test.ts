@@ -13,7 +13,8 @@ import { migrations, renderMigration } from '../../src/db/migrations.js';
 import { menuGroupRows } from '../../src/db/group-rows.js';
 import { resources } from '../../src/options/resources.js';
 import { groupsServedFromDatabase } from '../../src/options/database-group-options.js';
-import { encodeCursor, renderOptions, type OptionQuery } from '../../src/options/render.js';
+import { encodeCursor, type OptionQuery } from '../../src/options/render.js';
+import { renderOptions } from '../../src/options/pager.js';
 import type { OptionSource } from '../../src/manifest/schema.js';
 import type { Principal } from '../../src/sources/types.js';
 

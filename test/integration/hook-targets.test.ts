@@ -3,6 +3,7 @@ import request from 'supertest';
 import { ConfigError } from '../../src/config.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { verify } from '../../src/webhooks/signing.js';
+import { privateTargetsHint } from '../../src/webhooks/target-guard.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
@@ -50,6 +51,17 @@ describe('POST /v1/hooks target_url', () => {
     const res = await subscribe(t, target).expect(400);
     expect(res.body.message).toMatch(/^target_url /);
     expect((await request(t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200)).body).toEqual([]);
+  });
+
+  test.each([
+    ['an http:// receiver on this machine', 'http://127.0.0.1:4000/hook', /^target_url must be an absolute https:\/\/ URL; /],
+    ['an https:// loopback target', 'https://127.0.0.1:4000/hook', /^target_url must not point to a loopback, private or link-local address; /],
+    ['localhost', 'https://localhost:4000/hook', /^target_url must not point to a loopback, private or link-local address; /],
+  ])('%s is refused with the settings that allow it named', async (_what, target, problem) => {
+    const t = await connector();
+    const { message } = (await subscribe(t, target).expect(400)).body as { message: string };
+    expect(message).toMatch(problem);
+    for (const named of ['WEBHOOK_ALLOWED_TARGETS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS=true', 'npm run demo']) expect(message).toContain(named);
   });
 
   test('a global unicast IPv6 literal is accepted', async () => {
@@ -107,13 +119,13 @@ describe('WEBHOOK_ALLOWED_TARGETS', () => {
     const t = await connector({ WEBHOOK_ALLOWED_TARGETS: `http://127.0.0.1:${port}` });
     const otherPort = port === 65535 ? port - 1 : port + 1;
     expect((await subscribe(t, `http://127.0.0.1:${otherPort}/hook`).expect(400)).body.message).toBe(
-      `target_url must use https (http://127.0.0.1:${otherPort} is not an allowed target)`,
+      `target_url must use https (http://127.0.0.1:${otherPort} is not an allowed target); ${privateTargetsHint}`,
     );
     expect((await subscribe(t, `https://127.0.0.1:${port}/hook`).expect(400)).body.message).toBe(
-      `target_url must not point to a loopback, private or link-local address (https://127.0.0.1:${port} is not an allowed target)`,
+      `target_url must not point to a loopback, private or link-local address (https://127.0.0.1:${port} is not an allowed target); ${privateTargetsHint}`,
     );
     expect((await subscribe(t, `http://localhost:${port}/hook`).expect(400)).body.message).toBe(
-      `target_url must use https (http://localhost:${port} is not an allowed target)`,
+      `target_url must use https (http://localhost:${port} is not an allowed target); ${privateTargetsHint}`,
     );
     expect((await request(t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200)).body).toEqual([]);
   });
@@ -143,7 +155,7 @@ describe('WEBHOOK_ALLOWED_TARGETS', () => {
     // Public https targets keep working; anything else outside the ranges keeps today's rules.
     const { id: publicHook } = (await subscribe(t, 'https://8.8.8.8/hook').expect(201)).body as { id: string };
     await request(t.app).delete(`/v1/hooks/${publicHook}`).set('X-API-Key', keys.ana).expect(204);
-    expect((await subscribe(t, 'http://8.8.8.8/hook').expect(400)).body.message).toBe('target_url must use https (http://8.8.8.8 is not an allowed target)');
+    expect((await subscribe(t, 'http://8.8.8.8/hook').expect(400)).body.message).toBe(`target_url must use https (http://8.8.8.8 is not an allowed target); ${privateTargetsHint}`);
     expect((await subscribe(t, 'http://192.168.1.10/hook').expect(400)).body.message).toMatch(/^target_url must use https/);
     expect((await subscribe(t, 'https://[fd00::1]/hook').expect(400)).body.message).toMatch(/^target_url must not point to a loopback, private or link-local address/);
     expect(await offlineDelivered(t)).toBe(1);

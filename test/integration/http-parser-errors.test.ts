@@ -172,6 +172,7 @@ describe("the server's own time limits (src/http/server.ts serverLimits)", () =>
     await new Promise<void>((resolve) => slow.close(() => resolve()));
     expect(result.text).toMatch(/^HTTP\/1\.1 408/);
     expect(result.text).toContain('{"message":"Request timeout"}');
-    expect(result.ms).toBeLessThan(1_000 + 200 + 1_500);
+    // Cut by the server's timeout (about 1.2 s): the client alone would drip forever. Generous for a busy machine.
+    expect(result.ms).toBeLessThan(10_000);
   });
 });

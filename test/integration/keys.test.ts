@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { catalog, keys } from '../fixtures/catalog.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
 
 let t: TestApp;
 afterEach(async () => t?.close());
@@ -126,6 +127,25 @@ describe('per-key rate limit', () => {
       expect(granted).toBe(10);
     } finally {
       await other.close();
+    }
+  });
+
+  test('upstream mode: the limit applies per key hash, and a refused request never reaches the upstream', async () => {
+    const upstream = await new FakeUpstream(catalog()).start();
+    try {
+      t = await buildTestApp({ env: { MENU_API_URL: upstream.baseUrl, RATE_LIMIT_PER_MINUTE: '3' } });
+      for (let i = 0; i < 3; i++) {
+        const res = await request(t.app).get('/v1/menus').set('X-API-Key', keys.ana).expect(200);
+        expect(res.headers['ratelimit-policy']).toBe('"default";q=3;w=60');
+      }
+      const calls = upstream.callsTo('/v1/menus').length;
+      await request(t.app).get('/v1/menus').set('X-API-Key', keys.ana).expect(429, { message: 'Rate limit exceeded' });
+      expect(upstream.callsTo('/v1/menus')).toHaveLength(calls);
+      await request(t.app).get('/v1/menus').set('X-API-Key', keys.ben).expect(200);
+    } finally {
+      await t.close();
+      t = undefined as unknown as TestApp;
+      await upstream.stop();
     }
   });
 });

@@ -75,8 +75,8 @@ describe('the generated Make app', () => {
       target_url: '{{webhook.url}}',
       device_ids: '{{ifempty(parameters.device_ids; null)}}',
     });
-    expect(files.get('README.md')).not.toMatch(/\{\{[A-Z_]+\}\}/);
-    expect(files.get('general/readme.md')).not.toMatch(/\{\{[A-Z_]+\}\}/);
+    expect(files.get('README.md')).not.toMatch(/\{\{[A-Z][A-Z0-9_]*\}\}/);
+    expect(files.get('general/readme.md')).not.toMatch(/\{\{[A-Z][A-Z0-9_]*\}\}/);
   });
 
   test('refuses a base URL it cannot use', () => {

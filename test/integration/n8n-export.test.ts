@@ -1,6 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import { createHmac } from 'node:crypto';
-import { n8nApp, n8nPackageName, n8nTypeNames, searchMethodName } from '../../src/export/n8n.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { n8nApp, n8nPackageName, n8nTypeNames, n8nVersions, searchMethodName } from '../../src/export/n8n.js';
+import { projectRoot } from '../../src/paths.js';
 import { exporters, platformNames } from '../../src/export/platforms.js';
 import { loadManifest } from '../../src/manifest/load.js';
 
@@ -41,7 +44,16 @@ describe('n8n export', () => {
     ]) {
       expect(files.has(path)).toBe(true);
     }
-    for (const [path, body] of files) expect({ path, placeholder: /\{\{[A-Z_]+\}\}/.exec(body)?.[0] }).toEqual({ path, placeholder: undefined });
+    for (const [path, body] of files) expect({ path, placeholder: /\{\{[A-Z][A-Z0-9_]*\}\}/.exec(body)?.[0] }).toEqual({ path, placeholder: undefined });
+  });
+
+  test('the README names the n8n and Node.js versions its tests install, and installs into n8n as docs/n8n.md does', () => {
+    const readme = text('README.md');
+    expect(readme).toContain(`install n8n ${n8nVersions.n8n} with Node.js\n${n8nVersions.n8nNode} from the npm registry`);
+    const installBlock = (markdown: string) => /## (?:4\. )?Install into self-hosted n8n\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(markdown)?.[1];
+    const docs = readFileSync(join(projectRoot, 'docs', 'n8n.md'), 'utf8');
+    expect(installBlock(readme)).toBeDefined();
+    expect(installBlock(readme)).toBe(installBlock(docs)!.replaceAll('0.1.0', manifest.version));
   });
 
   test('package.json is a community node package with no runtime dependency', () => {

@@ -570,7 +570,7 @@ describe('real responses match the documented schemas', () => {
   test('upstream mode: /v1/me, 502 and 504 match too', async () => {
     const upstream = await new FakeUpstream(catalog()).start();
     const u = await buildTestApp({
-      env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_RETRIES: '0' },
+      env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '3000', UPSTREAM_RETRIES: '0' },
     });
     try {
       expect((await call('get', '/v1/me', { app: u.app })).body).toEqual({ key: { scopes: null }, account: null });

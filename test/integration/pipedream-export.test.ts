@@ -31,8 +31,10 @@ let base: string;
 
 /**
  * A stand-in for @pipedream/platform (not a dependency of this project): its `axios(step,
- * config)` contract, on fetch: the body, or the whole response with `returnFullResponse`; a
- * 4xx/5xx throws an error carrying `response`. The app's own tests use the real package.
+ * config)` contract, on fetch: the body (a body that is not JSON as text, as axios leaves it),
+ * or the whole response with `returnFullResponse`; a 4xx/5xx throws an error carrying
+ * `response`; past `timeout` an error with axios's code ECONNABORTED. The app's own tests use
+ * the real package.
  */
 const platformStub = `
 export const DEFAULT_POLLING_SOURCE_TIMER_INTERVAL = 900;
@@ -40,9 +42,22 @@ export async function axios(_step, config) {
   const url = new URL(config.url);
   for (const [name, value] of Object.entries(config.params ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
   const headers = { ...config.headers, ...(config.data ? { "content-type": "application/json" } : {}) };
-  const response = await fetch(url, { method: config.method ?? "GET", headers, body: config.data ? JSON.stringify(config.data) : undefined });
-  const text = await response.text();
-  const data = text ? JSON.parse(text) : "";
+  const signal = config.timeout ? AbortSignal.timeout(config.timeout) : undefined;
+  let response;
+  let text;
+  try {
+    response = await fetch(url, { method: config.method ?? "GET", headers, body: config.data ? JSON.stringify(config.data) : undefined, signal });
+    text = await response.text();
+  } catch (err) {
+    if (err.name === "TimeoutError") throw Object.assign(new Error("timeout of " + config.timeout + "ms exceeded"), { code: "ECONNABORTED" });
+    throw err;
+  }
+  let data = text;
+  try {
+    data = text ? JSON.parse(text) : "";
+  } catch {
+    // not JSON: axios keeps the text
+  }
   const full = { status: response.status, headers: Object.fromEntries(response.headers), data };
   if (response.status >= 400) throw Object.assign(new Error("Request failed with status code " + response.status), { response: full });
   return config.returnFullResponse ? full : data;
@@ -58,6 +73,18 @@ function writeApp(dir: string, files: Map<string, string>): void {
   mkdirSync(stub, { recursive: true });
   writeFileSync(join(stub, 'package.json'), JSON.stringify({ name: '@pipedream/platform', type: 'module', main: 'index.js' }));
   writeFileSync(join(stub, 'index.js'), platformStub);
+}
+
+/** Runs one of the app's own test files with node --test against the connector; its exit code and output. */
+function runAppTest(dir: string, file: string): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--test', file],
+      { cwd: dir, env: { PATH: process.env.PATH ?? '', CONNECTOR_BASE_URL: base, CONNECTOR_API_KEY: demoKey }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
 }
 
 /** Runs `script` (ESM, in the app folder, with the app's test harness at hand) and parses what it prints. */
@@ -191,5 +218,11 @@ console.log(JSON.stringify({ device, list, page1, search, connection }));
     expect(out.search.options.length).toBeGreaterThan(0);
     for (const option of out.search.options) expect(option.label.toLowerCase()).toContain('counter');
     expect(out.connection.label).toBe((await api('/v1/me')).body.account.name);
+  });
+
+  test('a server that answers 200 badly, or never: every component fails with a clear error (the app\'s bad-answers test)', async () => {
+    const { code, output } = await runAppTest(appDir, 'test/bad-answers.test.mjs');
+    expect({ code, failures: output.split('\n').filter((line) => /^\s*not ok/.test(line)) }).toEqual({ code: 0, failures: [] });
+    expect(output).toMatch(/# pass 4\b/);
   });
 });

@@ -31,8 +31,9 @@ describe('/readyz answers within its own timeout', () => {
     const res = await request(t.app).get('/readyz').timeout(8000).expect(503);
     const tookMs = Date.now() - started;
     expect(res.body).toEqual({ status: 'not ready', checks: { database: 'ok', device_upstream: 'not answering', menu_upstream: 'not answering' } });
-    // Before: the two probes ran one after the other, each up to UPSTREAM_TIMEOUT_MS (10 s).
-    expect(tookMs).toBeLessThan(3500);
+    // Before: the two probes ran one after the other, each up to UPSTREAM_TIMEOUT_MS (10 s);
+    // now at once, within readiness's own timeout. Half the old time leaves room for a busy machine.
+    expect(tookMs).toBeLessThan(5_000);
   });
 });
 

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
-import { projectRoot } from '../../src/paths.js';
+import { readDatasetFile } from '../../src/dataset/import.js';
+import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -45,4 +47,23 @@ test('every documented endpoint is in the README table', async () => {
 test('every endpoint in the README table is in the OpenAPI document', async () => {
   const doc = new Set(await documented(t));
   expect(inReadme().filter((endpoint) => !doc.has(endpoint))).toEqual([]);
+});
+
+test("the README's POST /v1/hooks example works offline, against the connector started as the README says", async () => {
+  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+  const key = /^K=(\S+)/m.exec(readme)?.[1];
+  const env = /^#\s+(WEBHOOK_ALLOWED_TARGETS=\S+) npm start$/m.exec(readme)?.[1];
+  const body = /-d '(\{"target_url"[^']*\})' \$B\/v1\/hooks/.exec(readme)?.[1];
+  expect({ key, env, body }).toEqual({ key: expect.any(String), env: expect.any(String), body: expect.any(String) });
+  const target = new URL((JSON.parse(body!) as { target_url: string }).target_url);
+  // An IP literal: the connector checks it without a DNS look-up.
+  expect(isIP(target.hostname)).toBe(4);
+  const [name, value] = env!.split('=') as [string, string];
+  const started = await buildTestApp({ dataset: readDatasetFile(demoDatasetPath), env: { [name]: value } });
+  try {
+    const res = await request(started.app).post('/v1/hooks').set('X-API-Key', key!).set('Content-Type', 'application/json').send(body!);
+    expect([res.status, res.body.target_url]).toEqual([201, target.href]);
+  } finally {
+    await started.close();
+  }
 });

@@ -128,7 +128,8 @@ test.concurrent('SIGTERM during a 100-page upstream poll: the poll stops at once
 
   const exit = await first.terminate(8_000);
   expect(exit).toMatchObject({ code: 0, signal: null });
-  expect(exit!.ms).toBeLessThan(3_000); // the old poller read all 100 pages first (about 13 s)
+  // The old poller read all 100 pages first (about 13 s): half of that leaves room for a busy machine.
+  expect(exit!.ms).toBeLessThan(6_500);
   // The aborted calls were not retried, and the pages after them were never asked for.
   expect(pollCalls(up).length).toBeLessThan(before + 12);
   // Nothing recorded: no event, the baseline's snapshot unchanged, the watch not paused.

@@ -79,10 +79,12 @@ describe('SQLite reads beside a long transaction', () => {
     const held = holdWriter(t, '2026-06-01T12:00:00.000000Z');
     await held.written;
     const started = Date.now();
-    const refused = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:9/hook' }).timeout(3000).expect(503);
+    const refused = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:9/hook' }).timeout(15_000).expect(503);
     expect(refused.body).toEqual({ message: 'Database unavailable' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Answered while the writer is still held (it is released only below): bounded by
+    // DATABASE_TIMEOUT_MS, not by the holder; the bound is generous for a busy machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
     held.release();
     await held.done;
     await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);

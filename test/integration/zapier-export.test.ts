@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { isIP, type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -17,6 +17,7 @@ import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-co
 import { findNode22 } from '../helpers/node22.js';
 import { ensureBuild } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
+import { targetPolicy, targetUrlProblem } from '../../src/webhooks/target-guard.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Any = any;
@@ -109,10 +110,12 @@ describe('the generated app', () => {
       'lib/hook-trigger.js',
       'lib/polling-trigger.js',
       'lib/search.js',
+      'lib/shape.js',
       'lib/signature.js',
       'lib/types.d.ts',
       'package.json',
       'test/authentication.test.js',
+      'test/bad-answers.test.js',
       'test/base-url.test.js',
       'test/dropdowns.test.js',
       'test/harness.js',
@@ -153,6 +156,8 @@ describe('the generated app', () => {
       engines: { node: versions.nodeEngine },
       dependencies: { 'zapier-platform-core': versions.core },
       devDependencies: { '@jest/globals': versions.jest, jest: versions.jest, node: zapierCliNode, 'zapier-platform-cli': versions.cli },
+      // The install scripts npm must run (Node.js 22 for the CLI, esbuild's binary); npm warns about unlisted ones.
+      allowScripts: { esbuild: true, node: true },
     });
     expect(versions.core).toMatch(/^\d+\.\d+\.\d+$/);
     expect(versions.cli).toMatch(/^\d+\.\d+\.\d+$/);
@@ -499,6 +504,56 @@ describe('run by zapier-platform-core against the connector', () => {
   });
 });
 
+describe('run by zapier-platform-core against a server that answers badly', () => {
+  // What a proxy or a broken deployment in front of the connector may do: a 200 with a body
+  // that is not JSON or not the shape the app reads, or no answer at all. Each is a clear
+  // error, never an empty list, a bad object as a record, or a passed connection test.
+  let bad: Server;
+  let badBase: string;
+  let answer: string | null = null;
+  const badBundle = (extra: Record<string, unknown> = {}) => ({ authData: { base_url: badBase, api_key: demoKey }, inputData: {}, meta: {}, ...extra });
+
+  beforeAll(async () => {
+    process.env.CONNECTOR_TIMEOUT_MS = '300';
+    bad = createServer((req, res) => {
+      req.resume();
+      if (answer !== null) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    });
+    await new Promise<void>((resolve) => bad.listen(0, '127.0.0.1', () => resolve()));
+    badBase = `http://127.0.0.1:${(bad.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    delete process.env.CONNECTOR_TIMEOUT_MS;
+    bad.closeAllConnections();
+    await new Promise<void>((resolve) => bad.close(() => resolve()));
+  });
+
+  test('invalid JSON fails the connection test, a dropdown and a search', async () => {
+    answer = '<html>Bad gateway</html>';
+    await expect(appTester(App.authentication.test, badBundle())).rejects.toThrow(/not valid JSON \(HTTP 200 on GET \/v1\/me\)/);
+    await expect(appTester(App.triggers.devices_list.operation.perform, badBundle())).rejects.toThrow(/not valid JSON/);
+    await expect(appTester(App.searches.list_menus.operation.perform, badBundle())).rejects.toThrow(/not valid JSON/);
+  });
+
+  test('the wrong shape fails: an empty object as the account, an object as a list, a device without an id', async () => {
+    answer = '{}';
+    await expect(appTester(App.authentication.test, badBundle())).rejects.toThrow(/unexpected answer .*expected an object with 'key'/);
+    await expect(appTester(App.triggers.devices_list.operation.perform, badBundle())).rejects.toThrow(/expected a list, got an object/);
+    await expect(appTester(App.triggers.device_offline_polling.operation.perform, badBundle())).rejects.toThrow(/expected a list, got an object/);
+    await expect(appTester(App.searches.list_devices.operation.perform, badBundle())).rejects.toThrow(/field 'data': expected a list, got nothing/);
+    answer = JSON.stringify({ name: 'Front counter' });
+    await expect(appTester(App.searches.get_device.operation.perform, badBundle({ inputData: { device_id: frontCounter } }))).rejects.toThrow(/expected an object with 'id'/);
+    await expect(appTester(App.triggers.device_offline.operation.performSubscribe, badBundle({ targetUrl: 'https://example.com/hook' }))).rejects.toThrow(/expected an object with 'id'/);
+  });
+
+  test('no answer within CONNECTOR_TIMEOUT_MS fails with a timeout, not a hang', async () => {
+    answer = null;
+    await expect(appTester(App.authentication.test, badBundle())).rejects.toThrow(/no answer from the connector within 0.3 s \(GET \/v1\/me\)/);
+    await expect(appTester(App.searches.list_devices.operation.perform, badBundle())).rejects.toThrow(/no answer from the connector within 0.3 s/);
+  });
+});
+
 describe('npm run export -- zapier', () => {
   interface Result {
     code: number | null;
@@ -610,7 +665,7 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
   });
 
   /** Runs a command in the app's folder the way a user's shell would after `npm install`. */
-  const runInApp = (command: string, args: string[]): Promise<{ code: number | null; output: string }> =>
+  const runInApp = (command: string, args: string[], envOverrides: Record<string, string | undefined> = {}): Promise<{ code: number | null; output: string }> =>
     new Promise((resolve, reject) => {
       const home = join(tmp, 'home');
       mkdirSync(home, { recursive: true });
@@ -626,6 +681,7 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
           DISABLE_ZAPIER_ANALYTICS: '1',
           NO_UPDATE_NOTIFIER: '1',
           NO_COLOR: '1',
+          ...envOverrides,
         },
         timeout: 150_000,
         killSignal: 'SIGKILL',
@@ -660,6 +716,31 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
     expect(result.output).toContain('npm run --silent test');
     if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
     await expectAppTestsPassed(result.output);
+  }, 180_000);
+
+  test('the hook tests pass against a connector with the default target rules and TEST_TARGET_URL unset, with no DNS look-up', async () => {
+    // The default target is an IP literal the default rules accept: nothing is resolved, so this
+    // holds on a machine without DNS (the default was https://example.com, which needs it).
+    const harness = readFileSync(join(cliApp, 'test', 'harness.js'), 'utf8');
+    const fallback = harness.match(/process\.env\.TEST_TARGET_URL \|\| '([^']+)'/)?.[1];
+    expect(fallback).toBeDefined();
+    expect(isIP(new URL(fallback!).hostname)).not.toBe(0);
+    expect(targetUrlProblem(fallback!, targetPolicy(false))).toBeNull();
+    const strict = await buildTestApp({ dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')), clock: new ManualClock(Date.now()) });
+    const server = strict.app.listen(0, '127.0.0.1');
+    try {
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const jest = join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js');
+      const result = await runInApp(process.execPath, [jest, '--runInBand', '--testTimeout', '10000', 'test/hooks.test.js'], { CONNECTOR_BASE_URL: base, TEST_TARGET_URL: undefined });
+      if (result.code !== 0) throw new Error(`the app's hook tests failed (${result.code}):\n${result.output}`);
+      expect(result.output).toMatch(/Tests:\s+\d+ passed/);
+      await request(strict.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await strict.close();
+    }
   }, 180_000);
 
   withoutCli("the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)", async () => {

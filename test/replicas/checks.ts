@@ -25,6 +25,17 @@ const sample = (items: unknown[]) => `${items.length}: ${JSON.stringify(items.sl
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
 /**
+ * How close two polls of one key must come to count as "polled twice in one interval", as a
+ * share of the interval. Not 0.9: one replica's poll request reaches the upstream some time
+ * after its claim, so on a busy machine a single replica's gap fell to 897 ms of 1,000 (the
+ * next poll's claim comes one interval after the previous claim, not after its request). Two
+ * replicas holding one key at once poll it in the same round, milliseconds apart, far under
+ * half an interval; the lease rules themselves are proven with injected clocks
+ * (test/integration/replicas-shared.test.ts, "poll leases").
+ */
+export const doublePollShare = 0.5;
+
+/**
  * `replicated` (several replicas sharing leases on PostgreSQL): short gaps away from kills are
  * problems, and every gap, across a kill too, must stay within interval + lease + slack (the
  * take-over). Otherwise (one process, killed and restarted, whose rounds start every interval)
@@ -33,7 +44,7 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
  */
 export function checkPolls(input: { fleet: FleetUpstream; from: number; to: number; intervalMs: number; leaseMs: number; slackMs: number; kills: Kill[]; replicated: boolean }) {
   const { fleet, from, to, intervalMs, leaseMs, slackMs, kills } = input;
-  const analysis = analysePolls(fleet.polls, { from, to }, intervalMs);
+  const analysis = analysePolls(fleet.polls, { from, to }, intervalMs, doublePollShare);
   const takeoverMs = intervalMs + leaseMs + slackMs;
   // A gap "spans" a kill when the previous poll was before it and the next one after it.
   const spansKill = (g: Gap) => kills.some((k) => g.at - g.ms <= k.at && g.at >= k.at);
@@ -45,11 +56,11 @@ export function checkPolls(input: { fleet: FleetUpstream; from: number; to: numb
   const perInterval = sorted(analysis.keysPerInterval);
   const problems: string[] = [];
   if (analysis.keysPolled < fleet.keyCount) problems.push(`${fleet.keyCount - analysis.keysPolled} keys not polled at all in the window`);
-  if (unexcusedShort.length && input.replicated) problems.push(`keys polled twice within 0.9 × interval, away from kills, ${sample(unexcusedShort)}`);
+  if (unexcusedShort.length && input.replicated) problems.push(`keys polled twice within ${doublePollShare} × interval, away from kills, ${sample(unexcusedShort)}`);
   if (tooLong.length) problems.push(`gaps longer than interval + lease + ${slackMs} ms slack (${takeoverMs} ms) ${sample(tooLong)}`);
   const summary =
     `${analysis.polls} polls in ${((to - from) / 1000).toFixed(1)} s; keys polled per interval min ${perInterval[0]} / median ${perInterval[perInterval.length >> 1]} / max ${perInterval.at(-1)} of ${fleet.keyCount}; ` +
-    `polled twice within 0.9 × interval: ${analysis.shortGaps.length} (${analysis.shortGaps.length - unexcusedShort.length} around kills); ` +
+    `polled twice within ${doublePollShare} × interval: ${analysis.shortGaps.length} (${analysis.shortGaps.length - unexcusedShort.length} around kills); ` +
     `longest gap ${analysis.gaps[0]?.ms ?? 0} ms; longest across a kill ${acrossKills[0]?.ms ?? 'n/a'} ms; longest elsewhere ${otherGaps[0]?.ms ?? 'n/a'} ms`;
   return { problems, summary, analysis, longestAcrossKill: acrossKills[0]?.ms ?? null };
 }

@@ -8,12 +8,13 @@ import { ReplicaSet } from './harness.js';
 
 /**
  * The per-key rate limit across replicas (docs/keys.md): three replicas (real processes) on one
- * PostgreSQL database, one key with its own limit of 600 a minute hammered through all three
+ * PostgreSQL database, one key with its own limit of 120 a minute hammered through all three
  * at once, round-robin, for 8 s. Over the span T of the run the key gets at most
  * 1.1 × (limit + limit × T / 60) answers that are not 429, and at least 90 % of the minute's
  * quota it started with; every answer carries the RateLimit headers; every 429 a Retry-After.
  */
-const limit = 600;
+// Low enough that a busy 2-core machine still sends well past it within the run.
+const limit = 120;
 const runMs = 8000;
 const concurrency = 12;
 
@@ -68,8 +69,8 @@ describe('per-key rate limit, 3 replicas on PostgreSQL', () => {
     expect(problems.slice(0, 5)).toEqual([]);
     expect(summary.other).toEqual([]);
     // Demand went past the limit, so the limit is what held the key back.
-    expect(summary.refused).toBeGreaterThan(0);
-    expect(granted).toBeLessThanOrEqual(bound);
-    expect(granted).toBeGreaterThanOrEqual(0.9 * limit);
+    expect([summary, summary.refused > 0]).toEqual([summary, true]);
+    expect([summary, granted <= bound]).toEqual([summary, true]);
+    expect([summary, granted >= 0.9 * limit]).toEqual([summary, true]);
   }, 120_000);
 });

@@ -36,7 +36,17 @@ describe('defaults (docs/configuration.md)', () => {
       WEBHOOK_SECRET_OVERLAP_MS: 86400000,
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'auto',
+      RATE_LIMIT_PER_MINUTE: 1200,
     });
+  });
+
+  test('RATE_LIMIT_PER_MINUTE takes 0 (off) to 10000000; ADMIN_TOKEN needs 32 printable characters and is never echoed', () => {
+    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).RATE_LIMIT_PER_MINUTE).toBe(0);
+    expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).ADMIN_TOKEN).toBe('x'.repeat(32));
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow('Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer from 0 to 10000000 (got "-1")');
+    const short = 'too-short-admin-token';
+    expect(() => loadConfig({ ADMIN_TOKEN: short })).toThrow(/^Invalid configuration: ADMIN_TOKEN must be at least 32 characters \(openssl rand -hex 32\)$/);
+    expect(() => loadConfig({ ADMIN_TOKEN: `${'x'.repeat(32)} y` })).toThrow('ADMIN_TOKEN must be printable ASCII without spaces');
   });
 
   test('optional variables are unset by default', () => {
@@ -169,6 +179,10 @@ describe('invalid values stop with one line naming the variable', () => {
     ['LOG_FORMAT', 'JSON', /LOG_FORMAT must be one of auto, pretty, json/],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe', /WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false/],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'yes', /WEBHOOK_ALLOW_PRIVATE_TARGETS/],
+    ['TRUST_PROXY', 'true', /TRUST_PROXY must be a hop count from 1 to 100 .* or comma-separated proxy addresses or CIDR ranges/],
+    ['TRUST_PROXY', '0', /TRUST_PROXY must be a hop count from 1 to 100/],
+    ['TRUST_PROXY', '10.0.0.0/8,proxy.internal', /TRUST_PROXY must be .*; "proxy.internal" is neither/],
+    ['TRUST_PROXY', '10.0.0.0/33', /TRUST_PROXY must be .*; "10.0.0.0\/33" is neither/],
   ])('%s=%j', (name, value, pattern) => {
     const err = configError({ [name]: value });
     expect(err.message).toMatch(pattern);
@@ -189,6 +203,12 @@ describe('invalid values stop with one line naming the variable', () => {
     expect(err.message).not.toContain('\n');
     expect(err.message).not.toContain(value);
     expect(err.message).not.toContain(value.slice(0, 8));
+  });
+
+  test('TRUST_PROXY takes a hop count or proxy addresses and CIDR ranges, as Express\'s `trust proxy` does', () => {
+    expect(loadConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8' }).TRUST_PROXY).toEqual(['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
+    expect(loadConfig({}).TRUST_PROXY).toBeUndefined();
   });
 
   test('every invalid variable is reported, one line each, in the order of the table', () => {

@@ -62,7 +62,8 @@ describe('LogSink: bounded, never blocking', () => {
     for (let i = 0; i < 2_000; i++) sink.write(line(i));
     const started = Date.now();
     await sink.drain(200);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // The reader never reads, so only the timeout ends the wait; generous for a busy machine.
+    expect(Date.now() - started).toBeLessThan(5_000);
     expect(stream.writableLength).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { buildOptionList, fold, type OptionList } from '../../src/options/option-list.js';
-import { encodeCursor, renderOptions, type OptionFormat, type OptionQuery } from '../../src/options/render.js';
+import { encodeCursor, type OptionFormat, type OptionQuery } from '../../src/options/render.js';
+import { renderOptions } from '../../src/options/pager.js';
 import type { OptionRecord } from '../../src/options/resources.js';
 import { optionSourceSchema } from '../../src/manifest/schema.js';
 import { turnsDuring } from '../helpers/event-loop.js';

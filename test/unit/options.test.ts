@@ -1,7 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { compileTemplate, templateFields } from '../../src/options/template.js';
 import { buildOptionList, fold } from '../../src/options/option-list.js';
-import { decodeCursor, encodeCursor, matchesIfNoneMatch, renderOptions, type OptionQuery } from '../../src/options/render.js';
+import { decodeCursor, encodeCursor, matchesIfNoneMatch, type OptionQuery } from '../../src/options/render.js';
+import { renderOptions } from '../../src/options/pager.js';
 import type { OptionRecord } from '../../src/options/resources.js';
 import { optionSourceSchema, type OptionSource } from '../../src/manifest/schema.js';
 import { AppError } from '../../src/errors.js';

@@ -4,7 +4,7 @@ import { enrolKey } from '../../triggers/device-triggers.js';
 import { eventTypes } from '../../triggers/transitions.js';
 import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { validationError } from '../../errors.js';
-import { resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
+import { privateTargetsHint, resolveTargetProblem, type TargetPolicy } from '../../webhooks/target-guard.js';
 import { nextPageUrl } from '../base-url.js';
 import { intParam, scalarParam } from '../query.js';
 import { Hook, HookList, NewHook } from '../responses.js';
@@ -32,7 +32,10 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
         .min(1, 'target_url is required')
         .max(2048, 'target_url must be at most 2048 characters')
         // No spaces or characters a URI may not contain: what `format: uri` promises.
-        .regex(httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i, `target_url must be an absolute ${schemes} URL`)
+        .regex(
+          httpAllowed ? /^https?:\/\/[^\s<>"{}|\\^`]+$/i : /^https:\/\/[^\s<>"{}|\\^`]+$/i,
+          `target_url must be an absolute ${schemes} URL${httpAllowed ? '' : `; ${privateTargetsHint}`}`,
+        )
         .meta({ format: 'uri' })
         .describe(
           allowPrivateTargets

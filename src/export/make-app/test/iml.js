@@ -1,8 +1,8 @@
 /**
  * A small evaluator for the part of Make's IML this app's templates use, so the tests can build
  * each request the way Make would: `{{path.to.value}}`, string and number literals, `+ - * /`,
- * comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`) and the functions `ifempty`, `join`, `min` and
- * `length`. Anything else is an error, so a template that strays from this subset fails its
+ * comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`), `and`, `or`, and the functions `ifempty`, `join`,
+ * `min`, `length` and `map`. Anything else is an error, so a template that strays from this subset fails its
  * test instead of passing by accident.
  *
  * As in Make, a string that is exactly one `{{…}}` keeps the value's type (an array stays an
@@ -15,7 +15,10 @@ const functions = {
   ifempty: (value, fallback) => (isEmpty(value) ? fallback : value),
   join: (list, separator) => (Array.isArray(list) ? list.join(separator ?? ', ') : list),
   min: (...values) => Math.min(...values.map(Number)),
-  length: (value) => (Array.isArray(value) || typeof value === 'string' ? value.length : 0),
+  // Of a text or an array; of anything else nothing (so it equals no number).
+  length: (value) => (Array.isArray(value) || typeof value === 'string' ? value.length : null),
+  // The values of `key` in an array of collections, empty ones left out.
+  map: (list, key) => (Array.isArray(list) ? list.map((item) => (item !== null && typeof item === 'object' ? item[key] : undefined)).filter((value) => !isEmpty(value)) : []),
 };
 
 const tokenPattern = /\s*(?:(\d+(?:\.\d+)?)|'([^']*)'|"([^"]*)"|([A-Za-z_$][\w$]*)|(<=|>=|!=|[=<>+\-*/().;\[\]]))/y;
@@ -52,7 +55,7 @@ function evaluateExpression(source, scope) {
     if (!token) throw new Error(`IML: unexpected end of {{${source}}}`);
     if (token.kind === 'number' || token.kind === 'string') return token.value;
     if (token.kind === 'op' && token.value === '(') {
-      const value = comparison();
+      const value = conjunction();
       expect(')');
       return value;
     }
@@ -66,7 +69,7 @@ function evaluateExpression(source, scope) {
       at += 1;
       const args = [];
       while (!isOp(')')) {
-        args.push(comparison());
+        args.push(conjunction());
         if (isOp(';')) at += 1;
       }
       expect(')');
@@ -105,6 +108,15 @@ function evaluateExpression(source, scope) {
     }
     return value;
   };
+  const conjunction = () => {
+    let value = comparison();
+    while (peek()?.kind === 'name' && (peek().value === 'and' || peek().value === 'or')) {
+      const op = tokens[at++].value;
+      const right = comparison();
+      value = op === 'and' ? Boolean(value) && Boolean(right) : Boolean(value) || Boolean(right);
+    }
+    return value;
+  };
   const comparison = () => {
     const left = sum();
     for (const op of ['=', '!=', '<=', '>=', '<', '>']) {
@@ -120,7 +132,7 @@ function evaluateExpression(source, scope) {
     return left;
   };
 
-  const value = comparison();
+  const value = conjunction();
   if (at !== tokens.length) throw new Error(`IML: unexpected "${tokens[at].value}" in {{${source}}}`);
   return value;
 }

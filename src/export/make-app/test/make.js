@@ -2,7 +2,9 @@
  * What Make does with this app's code, reduced to what the tests need: it reads the components
  * listed in makecomapp.json, builds each request from its templates (base URL and headers from
  * the base, `qs`, `body`), sends it with fetch, turns a 4xx/5xx into the error the base
- * describes, iterates and outputs the items, follows `pagination` up to `response.limit`, keeps
+ * describes, fails a request that takes longer than its `timeout` (CONNECTOR_TIMEOUT_MS, when
+ * set, stands in for it so the tests need not wait 30 s), a body that is not JSON where
+ * `response.type` is `json`, and an answer its `response.valid` rejects, iterates and outputs the items, follows `pagination` up to `response.limit`, keeps
  * a polling trigger's position (`response.trigger`) between runs, and processes webhook
  * deliveries. The tests send everything to a live connector.
  */
@@ -81,16 +83,36 @@ export async function send(spec, scope, base, log = []) {
     init.headers['content-type'] = 'application/json';
   }
   log.push({ method, url: target.toString(), headers: init.headers, body: init.body === undefined ? undefined : JSON.parse(init.body) });
-  const response = await fetch(target, init);
-  const text = await response.text();
+  const timeout = Number(process.env.CONNECTOR_TIMEOUT_MS) || spec.timeout || base?.timeout || 40_000;
+  init.signal = AbortSignal.timeout(timeout);
+  let response;
+  let text;
+  try {
+    response = await fetch(target, init);
+    text = await response.text();
+  } catch (err) {
+    if (err?.name === 'TimeoutError') throw new MakeError(`ESOCKETTIMEDOUT: no answer within ${timeout / 1000} s (${method} ${target.pathname})`, 'ConnectionError', null);
+    throw err;
+  }
   let body = text;
+  let parsed = true;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
-    // Not JSON: Make keeps the text.
+    // Not JSON: Make keeps the text, unless the response type says JSON.
+    parsed = false;
   }
   const result = { statusCode: response.status, headers: Object.fromEntries(response.headers), body };
   if (response.status >= 400) throw errorFor(spec, base, { ...scope, ...result });
+  if (!parsed && (spec.response?.type ?? base?.response?.type) === 'json') throw new MakeError('Source is not valid JSON.', 'DataError', response.status);
+  const valid = spec.response?.valid ?? base?.response?.valid;
+  if (valid !== undefined) {
+    const directive = typeof valid === 'object' && valid !== null ? valid : { condition: valid };
+    const resultScope = { ...scope, ...result };
+    if (!evaluate(directive.condition, resultScope)) {
+      throw new MakeError(String(evaluate(directive.message ?? 'The response is not valid.', resultScope)), directive.type ? evaluate(directive.type, resultScope) : 'RuntimeError', response.status);
+    }
+  }
   return result;
 }
 

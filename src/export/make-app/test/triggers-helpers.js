@@ -22,7 +22,8 @@ export async function startReceiver() {
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${server.address().port}/make-webhook`;
+  // A path of its own, so that this run's hooks are told apart from any others of the key.
+  const url = `http://127.0.0.1:${server.address().port}/make-webhook-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   /** The first delivery matching `accept`, waiting up to 20 s for it. */
   const next = async (accept, timeoutMs = 20_000) => {
     const until = Date.now() + timeoutMs;
@@ -54,6 +55,12 @@ export async function recordedEvent(type, deviceId, timeoutMs = 20_000) {
     if (Date.now() > until) throw new Error(`the connector recorded no ${type} for ${deviceId} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** Every device of the key, lower-case ids as events carry them. */
+export async function allDevices() {
+  const { data } = await connectorGet('/devices?page_size=1000', { bearer: true });
+  return data.map((device) => device.id.toLowerCase());
 }
 
 /** Online devices, lower-case ids as events carry them; tests take different ones. */

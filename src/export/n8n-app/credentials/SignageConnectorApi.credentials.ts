@@ -7,6 +7,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { connector } from '../nodes/shared/connector';
+import { timeoutMs } from '../nodes/shared/shape';
 
 /**
  * The connector's base URL and API key. Routes under `/v1/` read the key from `X-API-Key`;
@@ -61,6 +62,7 @@ export class SignageConnectorApi implements ICredentialType {
 			baseURL: '={{String($credentials.baseUrl).replace(/\\/+$/, "")}}',
 			url: connector.auth.test.path,
 			method: connector.auth.test.method === 'POST' ? 'POST' : 'GET',
+			timeout: timeoutMs,
 		},
 		// n8n shows the HTTP status text of a failed test; these are the connector's own messages.
 		rules: [
@@ -69,6 +71,8 @@ export class SignageConnectorApi implements ICredentialType {
 				type: 'responseCode',
 				properties: { value: 403, message: 'The key lacks a scope these nodes need' },
 			},
+			// n8n takes rules of one kind only, so a 200 from something else at the base URL
+			// passes this test; the first node run then fails with what was wrong.
 		],
 	};
 }

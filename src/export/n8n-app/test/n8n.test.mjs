@@ -109,7 +109,11 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 				...(paginationToken ? { paginationToken } : {}),
 			});
 
-		it('devices: a page, the next page, and a search on the connector', async () => {
+		it('devices: a page, the next page, and a search on the connector', async (t) => {
+			if (devices.length <= 100) {
+				t.skip(`the key sees ${devices.length} devices, one page; the test dataset has more`);
+				return;
+			}
 			const params = { operation: 'get_device', device_id: { __rl: true, mode: 'list', value: '' } };
 			const first = await search('signageConnector', 'searchDevices', 'parameters.device_id', params);
 			assert.equal(first.results.length, 100);
@@ -124,7 +128,11 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			assert.ok(found.results.length < 100);
 		});
 
-		it('menus, and the groups of the chosen menu', async () => {
+		it('menus, and the groups of the chosen menu', async (t) => {
+			if (menus.length === 0) {
+				t.skip('the key has no menu (the test dataset has some)');
+				return;
+			}
 			const params = (menuId) => ({
 				operation: 'get_group',
 				menu_id: locator(menuId),
@@ -153,58 +161,72 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 		it('the triggers search devices too', async () => {
 			for (const node of ['signageConnectorTrigger', 'signageConnectorPollTrigger']) {
 				const page = await search(node, 'searchDevices', 'parameters.device_ids.values[0].value', { trigger: 'device_offline' });
-				assert.equal(page.results.length, 100);
+				assert.equal(page.results.length, Math.min(100, devices.length));
 			}
 		});
 	});
 
-	describe('operations', () => {
-		/** Runs one operation in an active workflow (Webhook → Signage Connector) and answers its items. */
-		async function runOperation(parameters) {
-			const path = `op-${randomUUID()}`;
-			const workflow = await n8n.createWorkflow({
-				name: `operation ${parameters.operation}`,
-				nodes: [
-					{
-						id: randomUUID(),
-						name: 'Webhook',
-						type: 'n8n-nodes-base.webhook',
-						typeVersion: 2,
-						position: [0, 0],
-						webhookId: randomUUID(),
-						parameters: { httpMethod: 'GET', path, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
-					},
-					{
-						id: randomUUID(),
-						name: 'Signage',
-						type: type('signageConnector'),
-						typeVersion: 1,
-						position: [200, 0],
-						parameters,
-						credentials: { signageConnectorApi: { id: credential.id, name: credential.name } },
-					},
-				],
-				connections: { Webhook: { main: [[{ node: 'Signage', type: 'main', index: 0 }]] } },
-			});
-			await n8n.activate(workflow);
-			try {
-				// n8n registers the production webhook just after the activation call answers.
-				for (let attempt = 0; ; attempt++) {
-					const response = await fetch(`${n8n.url}/webhook/${path}`);
-					const text = await response.text();
-					if (response.status === 404 && text.includes('not registered') && attempt < 60) {
-						await sleep(500);
-						continue;
-					}
-					return { status: response.status, body: text ? JSON.parse(text) : undefined };
+	/**
+	 * Runs one operation in an active workflow (Webhook → Signage Connector) and answers its
+	 * items (and the workflow's id, to read its execution).
+	 */
+	async function runOperation(parameters, withCredential = credential) {
+		const path = `op-${randomUUID()}`;
+		const workflow = await n8n.createWorkflow({
+			name: `operation ${parameters.operation}`,
+			nodes: [
+				{
+					id: randomUUID(),
+					name: 'Webhook',
+					type: 'n8n-nodes-base.webhook',
+					typeVersion: 2,
+					position: [0, 0],
+					webhookId: randomUUID(),
+					parameters: { httpMethod: 'GET', path, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
+				},
+				{
+					id: randomUUID(),
+					name: 'Signage',
+					type: type('signageConnector'),
+					typeVersion: 1,
+					position: [200, 0],
+					parameters,
+					credentials: { signageConnectorApi: { id: withCredential.id, name: withCredential.name } },
+				},
+			],
+			connections: { Webhook: { main: [[{ node: 'Signage', type: 'main', index: 0 }]] } },
+		});
+		await n8n.activate(workflow);
+		try {
+			// n8n registers the production webhook just after the activation call answers.
+			for (let attempt = 0; ; attempt++) {
+				const response = await fetch(`${n8n.url}/webhook/${path}`);
+				const text = await response.text();
+				if (response.status === 404 && text.includes('not registered') && attempt < 60) {
+					await sleep(500);
+					continue;
 				}
-			} finally {
-				await n8n.deactivate(workflow.id);
+				let body;
+				try {
+					body = text ? JSON.parse(text) : undefined;
+				} catch {
+					body = text;
+				}
+				return { status: response.status, body, workflowId: workflow.id };
 			}
+		} finally {
+			await n8n.deactivate(workflow.id);
 		}
+	}
 
-		it('get_device', async () => {
-			const device = devices[3];
+	describe('operations', () => {
+
+		it('get_device', async (t) => {
+			const device = devices[Math.min(3, devices.length - 1)];
+			if (!device) {
+				t.skip('the key sees no device');
+				return;
+			}
 			const { status, body } = await runOperation({ operation: 'get_device', device_id: locator(device.id.toUpperCase()) });
 			assert.equal(status, 200, JSON.stringify(body));
 			assert.equal(body.length, 1);
@@ -215,8 +237,9 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 		it('list_devices: every page up to the limit', async () => {
 			const { status, body } = await runOperation({ operation: 'list_devices', is_online: '', limit: 250 });
 			assert.equal(status, 200, JSON.stringify(body));
-			assert.equal(body.length, 250);
-			assert.equal(new Set(body.map((d) => d.id)).size, 250, 'distinct devices');
+			const expected = Math.min(250, deviceCount || devices.length);
+			assert.equal(body.length, expected);
+			assert.equal(new Set(body.map((d) => d.id)).size, expected, 'distinct devices');
 			const all = await runOperation({ operation: 'list_devices', is_online: '', limit: 10000 });
 			assert.equal(all.body.length, deviceCount || devices.length);
 			const online = await runOperation({ operation: 'list_devices', is_online: 'true', limit: 10000 });
@@ -229,24 +252,119 @@ describe('n8n-nodes-signage-connector in n8n', () => {
 			assert.deepEqual(body.map((m) => m.id).sort(), menus.map((m) => m.id).sort());
 		});
 
-		it('list_groups of a menu', async () => {
+		it('list_groups of a menu', async (t) => {
 			const menu = menus[0];
+			if (!menu) {
+				t.skip('the key has no menu (the test dataset has some)');
+				return;
+			}
 			const { status, body } = await runOperation({ operation: 'list_groups', menu_id: locator(menu.id), tags: [] });
 			assert.equal(status, 200, JSON.stringify(body));
 			const expected = await connector(`/v1/groups?menus=${menu.id}`);
 			assert.deepEqual(body.map((g) => g.id), expected.groups.map((g) => g.id));
 		});
 
-		it('get_group: a group of the chosen menu, and a missing one', async () => {
+		it('get_group: a group of the chosen menu, and a missing one', async (t) => {
 			const menu = menus[0];
-			const options = await connector(`/v1/menus/${menu.id}/groups/options?format=n8n&limit=100`);
+			const options = menu ? await connector(`/v1/menus/${menu.id}/groups/options?format=n8n&limit=100`) : { results: [] };
 			const group = options.results.at(-1);
+			if (!group) {
+				t.skip('the key has no menu with groups (the test dataset has some)');
+				return;
+			}
 			const { status, body } = await runOperation({ operation: 'get_group', menu_id: locator(menu.id), group_id: locator(group.value) });
 			assert.equal(status, 200, JSON.stringify(body));
 			assert.equal(body.length, 1);
 			assert.equal(body[0].id, group.value);
 			const missing = await runOperation({ operation: 'get_group', menu_id: locator(menu.id), group_id: locator(randomUUID()) });
 			assert.notEqual(missing.status, 200);
+		});
+	});
+
+	describe('a server that answers badly, or never', () => {
+		// What a proxy or a broken deployment in front of the connector may do: a 200 that is not
+		// JSON or not the connector's shape is a clear error (NodeApiError), never no items or a
+		// passed credential test. n8n Cloud allows no process.env in nodes, so the 30 s bound is
+		// fixed and the test waits it out once per kind of call.
+		let server;
+		let answer = null;
+		const hanging = new Set();
+		let badBase;
+		const badCredential = async (name) =>
+			await n8n.createCredential(name, 'signageConnectorApi', { baseUrl: badBase, apiKey: 'sk_n8n_bad_answers_000000000' });
+		const errorOf = async (workflowId) => {
+			const [latest] = await n8n.executions(workflowId);
+			const { data } = await n8n.execution(latest.id);
+			return String(data.resultData.error?.message ?? '');
+		};
+
+		before(async () => {
+			const { createServer } = await import('node:http');
+			server = createServer((req, res) => {
+				req.resume();
+				if (answer === null) hanging.add(res);
+				else res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+			});
+			await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+			badBase = `http://127.0.0.1:${server.address().port}`;
+		});
+
+		after(async () => {
+			for (const res of hanging) res.destroy();
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		});
+
+		it('a dropdown fails on the wrong shape and on no answer', async () => {
+			const bad = await badCredential('Bad dropdown');
+			const search = () =>
+				n8n.rest(
+					'POST',
+					'/dynamic-node-parameters/resource-locator-results',
+					{
+						nodeTypeAndVersion: { name: type('signageConnector'), version: 1 },
+						path: 'parameters.device_id',
+						methodName: 'searchDevices',
+						currentNodeParameters: { operation: 'get_device', device_id: { __rl: true, mode: 'list', value: '' } },
+						credentials: { signageConnectorApi: { id: bad.id, name: bad.name } },
+					},
+					{ allowError: true },
+				);
+			answer = '{"unexpected": true}';
+			const wrong = await search();
+			assert.notEqual(wrong.status, undefined, `not a dropdown page: ${JSON.stringify(wrong)}`);
+			assert.match(JSON.stringify(wrong.body), /Unexpected answer from the connector to GET \/v1\/devices\/options: field|expected a list/);
+			answer = null;
+			const started = Date.now();
+			const hung = await search();
+			assert.notEqual(hung.status, undefined);
+			assert.match(JSON.stringify(hung.body), /No answer from the connector within 30 s/);
+			assert.ok(Date.now() - started < 90_000, `answered after ${Date.now() - started} ms`);
+		});
+
+		it('an operation fails on invalid JSON, an object where a list belongs and a device without an id', async () => {
+			const bad = await badCredential('Bad operation');
+			const cases = [
+				['<html>Bad gateway</html>', { operation: 'list_menus' }, /not valid JSON/],
+				['{"unexpected": true}', { operation: 'list_devices', is_online: '', limit: 5 }, /Unexpected answer from the connector to GET \/devices: field 'data': expected a list/],
+				['{"name": "Front counter"}', { operation: 'get_device', device_id: locator('a4:83:e7:1f:2b:01') }, /expected an object with 'id'/],
+			];
+			for (const [body, parameters, message] of cases) {
+				answer = body;
+				const result = await runOperation(parameters, bad);
+				assert.notEqual(result.status, 200, `${parameters.operation}: ${JSON.stringify(result.body)}`);
+				assert.match(await errorOf(result.workflowId), message, parameters.operation);
+			}
+		});
+
+		it('an operation fails once 30 s pass without an answer', async () => {
+			const bad = await badCredential('Hanging operation');
+			answer = null;
+			const started = Date.now();
+			const result = await runOperation({ operation: 'list_menus' }, bad);
+			assert.notEqual(result.status, 200);
+			assert.ok(Date.now() - started < 90_000, `answered after ${Date.now() - started} ms`);
+			assert.notEqual(await errorOf(result.workflowId), '');
 		});
 	});
 

@@ -1,5 +1,8 @@
 import { axios } from "@pipedream/platform";
 import constants from "./constants.mjs";
+import {
+  listProblem, objectProblem, shapeError,
+} from "./shape.mjs";
 
 /**
  * The app's methods: every call to the connector goes through `_request`, with the connection's
@@ -40,6 +43,17 @@ export function nextCursor(link) {
   return match ? new URL(match[1]).searchParams.get("cursor") : null;
 }
 
+/**
+ * How long a call may wait for the connector's answer: 30 s, or CONNECTOR_TIMEOUT_MS (the
+ * app's tests shorten it to try a connector that never answers).
+ */
+export function timeoutMs() {
+  const value = Number(process.env.CONNECTOR_TIMEOUT_MS);
+  return Number.isInteger(value) && value > 0
+    ? value
+    : 30000;
+}
+
 /** The connector's `{message}` error body, when a call failed with one. */
 export function connectorMessage(err) {
   const body = err?.response?.data;
@@ -58,18 +72,33 @@ export default {
         ? { Authorization: `Bearer ${key}` }
         : { [constants.apiKeyHeader]: key };
     },
-    /** One call; `$` is the action's step (for Pipedream's debug exports) or the component. */
-    async _request({ $ = this, method = "GET", path, params, data, auth, returnFullResponse }) {
+    /**
+     * One call; `$` is the action's step (for Pipedream's debug exports) or the component.
+     * `check(body)` returns what is wrong with a successful answer's shape, or null; a body
+     * that is not JSON (axios leaves it as text) and no answer within timeoutMs() are errors
+     * too, never an empty result.
+     */
+    async _request({
+      $ = this, method = "GET", path, params, data, auth, returnFullResponse, check,
+    }) {
+      const ms = timeoutMs();
+      let response;
       try {
-        return await axios($, {
+        response = await axios($, {
           method,
           url: this._baseUrl() + path,
           params,
           data,
           headers: this._headers(auth),
-          returnFullResponse,
+          timeout: ms,
+          returnFullResponse: true,
         });
       } catch (err) {
+        if (!err.response && (err.code === "ECONNABORTED" || err.code === "ETIMEDOUT" || /timeout/i.test(String(err.message)))) {
+          const wrapped = new Error(`${constants.name}: no answer from the connector within ${ms / 1000} s (${method} ${path}).`);
+          wrapped.status = 504;
+          throw wrapped;
+        }
         const message = connectorMessage(err);
         if (message && err.response) {
           const wrapped = new Error(`${constants.name}: ${message} (HTTP ${err.response.status} on ${method} ${path})`);
@@ -78,6 +107,17 @@ export default {
         }
         throw err;
       }
+      const body = response.data;
+      if (typeof body === "string" && body.trim() !== "") {
+        throw shapeError(constants.name, method, path, "the answer is not valid JSON; is the base URL the connector's?");
+      }
+      const problem = check
+        ? check(body)
+        : null;
+      if (problem) throw shapeError(constants.name, method, path, problem);
+      return returnFullResponse
+        ? response
+        : body;
     },
     /** The connection test (`GET /v1/me`): the answer, and the connection's label (the account). */
     async testConnection({ $ } = {}) {
@@ -86,6 +126,10 @@ export default {
         method: constants.authTest.method,
         path: constants.authTest.path,
         params: constants.authTest.query,
+        // `{key, account}`: anything else (a proxy's page, an empty object) is not a connector.
+        check: (body) => objectProblem(body, [], [
+          "key",
+        ]),
       });
       const label = constants.connectionLabel ? pick(me, constants.connectionLabel) : null;
       return { me, label: typeof label === "string" && label ? label : constants.name };
@@ -107,8 +151,17 @@ export default {
           cursor: prevContext?.cursor || undefined,
         },
         returnFullResponse: true,
+        check: (body) => listProblem(body, [
+          "value",
+          "label",
+        ]),
       });
-      const options = (Array.isArray(response.data) ? response.data : []).map(({ label, value }) => ({ label, value }));
+      const options = response.data.map(({
+        label, value,
+      }) => ({
+        label,
+        value,
+      }));
       return { options, context: { cursor: nextCursor(response.headers?.link) } };
     },
     /** A hook for `target_url`: `{id, secret, …}` (the same hook again if it already exists). */
@@ -118,7 +171,16 @@ export default {
         method: endpoint.method,
         path: endpoint.path,
         params: endpoint.query,
-        data: { ...endpoint.body, ...fields, target_url: targetUrl },
+        data: {
+          ...endpoint.body,
+          ...fields,
+          target_url: targetUrl,
+        },
+        // Its id (to delete it) and secret (to check deliveries).
+        check: (body) => objectProblem(body, [
+          "id",
+          "secret",
+        ]),
       });
     },
     /** Deletes a hook; one that is already gone counts as deleted. */
@@ -129,9 +191,20 @@ export default {
         if (err.status !== 404 && err.status !== 410) throw err;
       }
     },
-    /** Calls a GET endpoint of the manifest (its fixed query plus `params`). */
-    async get({ $, endpoint, params = {}, pathValues = {}, auth }) {
-      return this._request({ $, path: fillPath(endpoint.path, pathValues), params: { ...endpoint.query, ...params }, auth });
+    /** Calls a GET endpoint of the manifest (its fixed query plus `params`); `check` as in _request. */
+    async get({
+      $, endpoint, params = {}, pathValues = {}, auth, check,
+    }) {
+      return this._request({
+        $,
+        path: fillPath(endpoint.path, pathValues),
+        params: {
+          ...endpoint.query,
+          ...params,
+        },
+        auth,
+        check,
+      });
     },
   },
 };

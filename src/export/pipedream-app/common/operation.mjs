@@ -1,6 +1,9 @@
 import {
   fillPath, isEmpty, toList,
 } from "./connector.mjs";
+import {
+  listProblem, objectProblem,
+} from "./shape.mjs";
 
 /**
  * Runs an action: its operation (the component's `operation()`, generated from the manifest)
@@ -27,6 +30,29 @@ function limitOf(operation, values) {
   return Number.isInteger(limit) && limit > 0 ? limit : operation.paging.maxSize;
 }
 
+/**
+ * What is wrong with an operation's answer: a record list (in `result.items`, or the body)
+ * must hold objects with an id, a single record must be an object with an id.
+ */
+function recordsProblem(operation, body) {
+  const items = operation.result.items;
+  if (!items) return operation.result.single
+    ? objectProblem(body, [
+      "id",
+    ])
+    : listProblem(body, [
+      "id",
+    ]);
+  const problem = objectProblem(body);
+  if (problem) return problem;
+  const listed = listProblem(body[items], [
+    "id",
+  ]);
+  return listed
+    ? `field '${items}': ${listed}`
+    : null;
+}
+
 async function readPages(app, $, operation, path, query, values) {
   const { paging } = operation;
   const limit = limitOf(operation, values);
@@ -38,9 +64,11 @@ async function readPages(app, $, operation, path, query, values) {
       path,
       params: { ...query, [paging.page]: page, [paging.size]: size },
       auth: operation.request.auth,
+      check: (answer) => recordsProblem(operation, answer),
     });
-    const items = operation.result.items ? body?.[operation.result.items] : body;
-    const batch = Array.isArray(items) ? items : [];
+    const batch = operation.result.items
+      ? body[operation.result.items]
+      : body;
     records.push(...batch);
     const total = Number(body?.[paging.total]);
     if (batch.length < size || (Number.isFinite(total) && page * size >= total)) break;
@@ -65,7 +93,14 @@ export async function runOperation(app, component, $) {
   if (operation.paging) {
     result = await readPages(app, $, operation, path, query, component);
   } else {
-    const body = await app._request({ $, method: operation.request.method, path, params: query, auth: operation.request.auth });
+    const body = await app._request({
+      $,
+      method: operation.request.method,
+      path,
+      params: query,
+      auth: operation.request.auth,
+      check: (answer) => recordsProblem(operation, answer),
+    });
     result = operation.result.items ? body?.[operation.result.items] : body;
   }
   if (operation.result.single && Array.isArray(result)) {

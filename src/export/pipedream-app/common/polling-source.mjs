@@ -2,6 +2,13 @@ import { DEFAULT_POLLING_SOURCE_TIMER_INTERVAL } from "@pipedream/platform";
 import {
   emitEvent, matches, pollingParams,
 } from "./events.mjs";
+import { listProblem } from "./shape.mjs";
+
+/** Events are objects with the id they are deduplicated on and their type. */
+const checkEvents = (body) => listProblem(body, [
+  "id",
+  "type",
+]);
 
 /**
  * The base of every polling source (spread into the generated component, which adds the app
@@ -40,10 +47,9 @@ export default {
             after: cursor ?? undefined,
             limit: EVENT_LOG.pageSize,
           },
+          check: checkEvents,
         });
-        const batch = Array.isArray(page)
-          ? page
-          : [];
+        const batch = page;
         events.push(...batch);
         if (batch.length < EVENT_LOG.pageSize) return events;
         cursor = batch[batch.length - 1].id;
@@ -69,6 +75,7 @@ export default {
         ...pollingParams(trigger, this),
         limit: 1,
       },
+      check: checkEvents,
     });
     const state = this.db.get("cursor");
     const events = state

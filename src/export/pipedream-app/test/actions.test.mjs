@@ -96,9 +96,17 @@ test("every action with all its inputs returns what the connector returns", asyn
   }
 });
 
-test("a paged list reads every page up to its limit", async () => {
+test("a paged list reads every page up to its limit", async (t) => {
   for (const operation of served.operations.filter((candidate) => candidate.paging)) {
     const action = components.get(keyOf(app, operation.id));
+    const all = await expected(operation, {
+      [operation.paging.limitInput]: 1000,
+    });
+    if (all.length <= 250) {
+      // The test dataset has enough; a small account cannot show a third page.
+      t.skip(`${operation.id}: the key sees ${all.length} records, this needs more than 250 (the test dataset)`);
+      continue;
+    }
     // Pages of 100 instead of the connector's maximum, so 250 records take three requests.
     const component = {
       ...action,
@@ -125,9 +133,6 @@ test("a paged list reads every page up to its limit", async () => {
       return request(options);
     };
     const result = await running.run();
-    const all = await expected(operation, {
-      [operation.paging.limitInput]: 1000,
-    });
     assert.deepEqual(result, all.slice(0, 250));
     assert.deepEqual(calls.map((params) => params[operation.paging.page]), [
       1,

@@ -43,12 +43,13 @@ const buildApp = (definition, platformVersion) => {
        * @param {Bundle} bundle
        */
       test: async (z, bundle) => {
-        const response = await z.request({
+        const response = await connector.request(z, {
           method: auth.test.method,
           url: connector.apiUrl(z, bundle, connector.fillPath(auth.test.path, {}, z)),
           params: auth.test.query || {},
         });
-        return response.data;
+        // `{key, account}`: anything else (a page of a proxy, an empty object) is not a connector.
+        return connector.objectOf(z, response, [], ['key']);
       },
       /**
        * The connection's name in Zapier; bundle.inputData is what the test returned.

@@ -10,6 +10,17 @@
 /** @typedef {import('zapier-platform-core').HttpRequestOptions} HttpRequestOptions */
 /** @typedef {import('zapier-platform-core').HttpResponse} HttpResponse */
 
+const { objectProblem } = require('./shape');
+
+/**
+ * How long a request may wait for the connector's whole answer: 30 s, or
+ * CONNECTOR_TIMEOUT_MS (the app's tests shorten it to try a connector that never answers).
+ */
+const timeoutMs = () => {
+  const value = Number(process.env.CONNECTOR_TIMEOUT_MS);
+  return Number.isInteger(value) && value > 0 ? value : 30_000;
+};
+
 /**
  * A dotted path into an object (`account.name`); undefined when any step is missing.
  * @param {unknown} object
@@ -163,16 +174,70 @@ const createConnector = (settings) => {
   };
 
   /**
-   * afterResponse: throws errorFor() unless the request handles errors itself (skipThrowForStatus).
+   * afterResponse: throws errorFor() unless the request handles errors itself
+   * (skipThrowForStatus); a success whose body is not JSON (Zapier leaves `data` undefined
+   * then) is an error whatever the request, as every answer the app reads is JSON.
    * @param {HttpResponse} response
    * @param {ZObject} z
    */
   const handleErrors = (response, z) => {
     if (response.status >= 400 && !response.skipThrowForStatus) throw errorFor(response, z);
+    if (response.status < 400 && response.data === undefined && String(response.content || '').trim() !== '') {
+      throw new z.errors.Error(`${settings.name}: the answer is not valid JSON (HTTP ${response.status}${whereOf(response)}); is the base URL the connector's?`, 'invalid_response', 502);
+    }
     return response;
   };
 
-  return { name: settings.name, baseUrl, apiUrl, fillPath, authHeaders, addApiKey, errorFor, handleErrors };
+  /**
+   * z.request bounded by timeoutMs(): a connector that does not answer in time is an error
+   * that says so, not a Zap step that hangs until Zapier gives up on it.
+   * @param {ZObject} z
+   * @param {HttpRequestOptions & {url: string}} options
+   * @returns {Promise<HttpResponse>}
+   */
+  const request = async (z, options) => {
+    const ms = timeoutMs();
+    try {
+      return await z.request({ ...options, timeout: ms });
+    } catch (err) {
+      const error = /** @type {{type?: string, name?: string, message?: string}} */ (err);
+      if (error && (error.type === 'request-timeout' || /network timeout/i.test(String(error.message)))) {
+        let path = options.url;
+        try {
+          path = new URL(options.url).pathname;
+        } catch {
+          // the URL as given
+        }
+        throw new z.errors.Error(`${settings.name}: no answer from the connector within ${ms / 1000} s (${options.method || 'GET'} ${path}).`, 'timeout', 504);
+      }
+      throw err;
+    }
+  };
+
+  /**
+   * The problem with an answer's shape as a Zapier error, naming the request.
+   * @param {ZObject} z
+   * @param {HttpResponse} response
+   * @param {string} problem
+   */
+  const shapeError = (z, response, problem) =>
+    new z.errors.Error(`${settings.name}: unexpected answer (HTTP ${response.status}${whereOf(response)}): ${problem}.`, 'invalid_response', 502);
+
+  /**
+   * The answer's body when it is an object with `fields`, else a shapeError.
+   * @param {ZObject} z
+   * @param {HttpResponse} response
+   * @param {string[]} [fields] that must be non-empty strings or numbers
+   * @param {string[]} [objects] that must be objects
+   * @returns {any} the body, checked as far as `fields` and `objects` go
+   */
+  const objectOf = (z, response, fields, objects) => {
+    const problem = objectProblem(response.data, fields, objects);
+    if (problem) throw shapeError(z, response, problem);
+    return response.data;
+  };
+
+  return { name: settings.name, baseUrl, apiUrl, fillPath, authHeaders, addApiKey, errorFor, handleErrors, request, shapeError, objectOf };
 };
 
 /** @typedef {ReturnType<typeof createConnector>} Connector */

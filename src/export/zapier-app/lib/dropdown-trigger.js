@@ -14,6 +14,7 @@
  */
 
 const { isEmpty } = require('./connector');
+const { listProblem } = require('./shape');
 
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
@@ -97,9 +98,12 @@ const dropdownTrigger = (connector, spec) => {
     /** @type {Record<string, string>} */
     const params = { format: 'objects', limit: String(spec.pageSize) };
     if (cursor) params.cursor = cursor;
-    const response = await z.request({ method: 'GET', url, params });
+    const response = await connector.request(z, { method: 'GET', url, params });
+    // `[{label, value}]`; anything else must not show as a dropdown with no choices.
+    const problem = listProblem(response.data, ['value', 'label']);
+    if (problem) throw connector.shapeError(z, response, problem);
     /** @type {Array<{label: string, value: unknown}>} */
-    const options = Array.isArray(response.data) ? response.data : [];
+    const options = response.data;
     return { choices: options.map((option) => ({ id: String(option.value), name: option.label })), next: nextCursor(response) };
   };
 

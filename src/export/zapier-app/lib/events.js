@@ -6,6 +6,7 @@
  */
 
 const { isEmpty, toList } = require('./connector');
+const { listProblem } = require('./shape');
 
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
@@ -42,12 +43,15 @@ const eventQuery = (endpoint, inputs, inputData) => {
  */
 const fetchEvents = async (connector, z, bundle, endpoint, inputs) => {
   const inputData = bundle.inputData || {};
-  const response = await z.request({
+  const response = await connector.request(z, {
     method: endpoint.method,
     url: connector.apiUrl(z, bundle, connector.fillPath(endpoint.path, inputData, z)),
     params: eventQuery(endpoint, inputs, inputData),
   });
-  return Array.isArray(response.data) ? response.data : [];
+  // A list of events, each with its id (Zapier dedupes on it) and type.
+  const problem = listProblem(response.data, ['id', 'type']);
+  if (problem) throw connector.shapeError(z, response, problem);
+  return response.data;
 };
 
 /**

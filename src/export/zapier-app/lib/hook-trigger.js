@@ -32,14 +32,15 @@ const hookTrigger = (connector, spec) => {
       const value = input.list ? toList(inputData[input.key]) : inputData[input.key];
       if (!isEmpty(value)) body[input.hookField] = value;
     }
-    const response = await z.request({
+    const response = await connector.request(z, {
       method: spec.subscribe.method,
       url: connector.apiUrl(z, bundle, connector.fillPath(spec.subscribe.path, inputData, z)),
       params: spec.subscribe.query || {},
       body,
     });
-    // The hook's id (to unsubscribe) and secret (to verify deliveries).
-    return response.data;
+    // The hook's id (to unsubscribe) and secret (to verify deliveries): without them the Zap
+    // could neither check its deliveries nor remove the hook.
+    return connector.objectOf(z, response, ['id', 'secret']);
   };
 
   /**
@@ -49,7 +50,7 @@ const hookTrigger = (connector, spec) => {
   const performUnsubscribe = async (z, bundle) => {
     /** @type {Hook} */
     const hook = bundle.subscribeData || {};
-    const response = await z.request({
+    const response = await connector.request(z, {
       method: spec.unsubscribe.method,
       url: connector.apiUrl(z, bundle, connector.fillPath(spec.unsubscribe.path, hook, z)),
       skipThrowForStatus: true,

@@ -8,6 +8,7 @@
  */
 
 const { isEmpty, pick, toList } = require('./connector');
+const { listProblem, objectProblem } = require('./shape');
 
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
@@ -92,6 +93,22 @@ const search = (connector, spec) => {
   const recordsOf = (body) => (spec.result.items ? pick(body, spec.result.items) : body);
 
   /**
+   * The records of an answer, each an object with an id; a body without the list (an object
+   * where a list belongs, a list of anything else) is an error, never an empty result.
+   * @param {ZObject} z
+   * @param {import('zapier-platform-core').HttpResponse} response
+   * @returns {unknown[]}
+   */
+  const checkedRecords = (z, response) => {
+    const items = spec.result.items;
+    const problem = items
+      ? objectProblem(response.data) || (listProblem(recordsOf(response.data), ['id']) || '').replace(/^(.)/, `field '${items}': $1`)
+      : listProblem(response.data, ['id']);
+    if (problem) throw connector.shapeError(z, response, problem);
+    return /** @type {unknown[]} */ (recordsOf(response.data));
+  };
+
+  /**
    * Every page of a page-numbered list until `limit` records are read or the list ends.
    * Records are told apart by `id`, so a record that moves across a page boundary while the
    * pages are read is not returned twice.
@@ -107,14 +124,14 @@ const search = (connector, spec) => {
     const records = [];
     const seen = new Set();
     for (let page = 1; records.length < limit; page++) {
-      const response = await z.request({
+      const response = await connector.request(z, {
         method: spec.request.method,
         url: request.url,
         params: { ...request.params, [paging.page]: String(page), [paging.size]: String(size) },
         headers: connector.authHeaders(bundle, spec.request.auth),
       });
-      const items = recordsOf(response.data);
-      if (!Array.isArray(items) || items.length === 0) break;
+      const items = checkedRecords(z, response);
+      if (items.length === 0) break;
       for (const item of items) {
         const id = pick(item, 'id');
         if (id !== undefined && id !== null) {
@@ -137,7 +154,7 @@ const search = (connector, spec) => {
     const request = requestOf(z, bundle);
     if (spec.paging) return readPages(z, spec.paging, bundle, request);
 
-    const response = await z.request({
+    const response = await connector.request(z, {
       method: spec.request.method,
       url: request.url,
       params: request.params,
@@ -147,12 +164,14 @@ const search = (connector, spec) => {
     // "Not found" is an empty result for a search, not an error.
     if (spec.result.single && response.status === 404) return [];
     if (response.status >= 400) throw connector.errorFor(response, z);
-    const records = recordsOf(response.data);
-    if (spec.result.single) {
-      if (Array.isArray(records)) return records.slice(0, 1);
-      return records !== null && typeof records === 'object' ? [records] : [];
+    if (spec.result.single && !spec.result.items) {
+      // One record, with its id; `{}` or a list is not a device.
+      const problem = objectProblem(response.data, ['id']);
+      if (problem) throw connector.shapeError(z, response, problem);
+      return [response.data];
     }
-    return Array.isArray(records) ? records : [];
+    const records = checkedRecords(z, response);
+    return spec.result.single ? records.slice(0, 1) : records;
   };
 
   return {

@@ -10,10 +10,10 @@
 
 const http = require('http');
 const { afterAll, beforeAll, describe, expect, test } = require('@jest/globals');
-const { App, appTester, authData, baseUrl, definition, hookOperation, operation, searchOperation } = require('./harness');
+const { App, appTester, authData, baseUrl, definition, hookOperation, operation, searchOperation, testTargetUrl } = require('./harness');
 
 const prefix = '/signage';
-const targetUrl = process.env.TEST_TARGET_URL || 'https://example.com/zapier-app-test';
+const targetUrl = testTargetUrl;
 
 /** @type {http.Server} */
 let proxy;

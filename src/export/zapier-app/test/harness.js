@@ -26,6 +26,14 @@ if (!apiKey) {
   throw new Error(`Set CONNECTOR_API_KEY (in the environment or a .env file) to a key of the connector at ${baseUrl}; see README.md.`);
 }
 
+/**
+ * Where the tests' hook subscriptions point (TEST_TARGET_URL). The default is a public https
+ * address written as an IP literal, which the connector accepts under its default rules
+ * without a DNS look-up, so the tests also run on a machine without DNS. Each subscription is
+ * removed at once and the tests sign their deliveries themselves: nothing is sent there.
+ */
+const testTargetUrl = process.env.TEST_TARGET_URL || 'https://1.1.1.1/zapier-app-test';
+
 const appTester = zapier.createAppTester(App);
 
 /**
@@ -167,4 +175,4 @@ const hookOperation = (key) => {
   return found;
 };
 
-module.exports = { App, appTester, authData, baseUrl, bundle, connectorGet, cursorRpc, definition, hookOperation, operation, pager, searchOperation };
+module.exports = { App, appTester, authData, baseUrl, bundle, connectorGet, cursorRpc, definition, hookOperation, operation, pager, searchOperation, testTargetUrl };

@@ -2,11 +2,7 @@
 
 const crypto = require('crypto');
 const { describe, expect, test } = require('@jest/globals');
-const { appTester, bundle, definition, hookOperation } = require('./harness');
-
-// Where the test subscription points. The connector accepts only public https targets unless
-// it runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; the hook is removed at the end of the test.
-const targetUrl = process.env.TEST_TARGET_URL || 'https://example.com/zapier-app-test';
+const { appTester, bundle, definition, hookOperation, testTargetUrl: targetUrl } = require('./harness');
 
 /**
  * A delivery as the connector sends it: Standard Webhooks headers (as Zapier renames them)

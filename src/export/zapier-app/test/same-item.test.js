@@ -17,6 +17,7 @@ const { appTester, bundle, definition, hookOperation, operation } = require('./h
 
 const controlUrl = process.env.CONNECTOR_CONTROL_URL;
 const run = controlUrl ? test : test.skip;
+if (!controlUrl) console.warn('Skipped: the same item from the hook and the polling trigger needs CONNECTOR_CONTROL_URL (npm run test:platforms starts one).');
 
 /** The control's action that makes an event of this type happen. */
 /** @type {Record<string, string>} */

@@ -73,6 +73,7 @@ describe('searches against the connector’s own endpoints', () => {
   });
 
   const overOnePage = has('list_devices') && deviceCount >= 250 ? test : test.skip;
+  if (has('list_devices') && overOnePage === test.skip) console.warn('Skipped: list_devices past its first page needs PLATFORM_TEST_DEVICE_COUNT of 250 or more (the test dataset).');
   overOnePage('list_devices: limit 250 reads past the first 100 and returns 250 distinct devices, in the connector’s order', async () => {
     const devices = await find('list_devices', { limit: '250' });
     expect(devices).toHaveLength(250);

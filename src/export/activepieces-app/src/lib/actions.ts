@@ -2,6 +2,7 @@ import { createAction, Property } from '@activepieces/pieces-framework';
 import { definition } from '../definition';
 import { signageAuth } from './auth';
 import { call, ConnectorError, credentials, fillPath, isEmpty, toList } from './connector';
+import { recordsProblem } from './shape';
 import { dropdownProp } from './options';
 import type { OperationInputSpec, OperationSpec } from './types';
 
@@ -71,6 +72,8 @@ export async function runOperation(operation: OperationSpec, auth: unknown, valu
   }
   const path = fillPath(operation.request.path, pathValues);
   const keyIn = operation.request.auth;
+  // Records with an id, where the operation says they are; never an empty list for a bad answer.
+  const check = (body: unknown) => recordsProblem(body, operation.result.items, operation.result.single);
 
   if (operation.paging) {
     const paging = operation.paging;
@@ -80,7 +83,7 @@ export async function runOperation(operation: OperationSpec, auth: unknown, valu
     const size = Math.min(paging.maxSize, limit);
     let read = 0;
     for (let page = 1; records.length < limit; page += 1) {
-      const response = await call(creds, { method: 'GET', path, keyIn, query: { ...query, [paging.page]: String(page), [paging.size]: String(size) } });
+      const response = await call(creds, { method: 'GET', path, keyIn, query: { ...query, [paging.page]: String(page), [paging.size]: String(size) }, check });
       const batch = recordsOf(operation, response.body);
       const items = Array.isArray(batch) ? batch : [];
       read += items.length;
@@ -91,7 +94,7 @@ export async function runOperation(operation: OperationSpec, auth: unknown, valu
     return records;
   }
 
-  const response = await call(creds, { method: 'GET', path, keyIn, query });
+  const response = await call(creds, { method: 'GET', path, keyIn, query, check });
   const records = recordsOf(operation, response.body);
   if (!operation.result.single) return records;
   if (!Array.isArray(records)) return records;

@@ -1,6 +1,7 @@
 import { PieceAuth, Property } from '@activepieces/pieces-framework';
 import { definition } from '../definition';
 import { call, credentials, pick } from './connector';
+import { objectProblem } from './shape';
 
 /**
  * The connection: the connector's base URL and an API key (a secret). Activepieces checks a
@@ -37,7 +38,9 @@ export const signageAuth = PieceAuth.CustomAuth({
 /** The auth test; answers the connection's label (the account name) when the connector gives one. */
 export async function testConnection(auth: unknown): Promise<{ label: string | null; body: unknown }> {
   const test = definition.auth.test;
-  const response = await call(credentials(auth), { method: test.method, path: test.path, ...(test.query ? { query: test.query } : {}) });
+  // `{key, account}`: anything else (a proxy's page, an empty object) is not a connector.
+  const check = (body: unknown) => objectProblem(body, [], ['key']);
+  const response = await call(credentials(auth), { method: test.method, path: test.path, ...(test.query ? { query: test.query } : {}), check });
   const label = definition.auth.connectionLabel ? pick(response.body, definition.auth.connectionLabel) : null;
   return { label: typeof label === 'string' && label ? label : null, body: response.body };
 }

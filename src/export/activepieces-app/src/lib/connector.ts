@@ -1,5 +1,6 @@
 import { httpClient, HttpError, HttpMethod, type HttpResponse } from '@activepieces/pieces-common';
 import { definition } from '../definition';
+import type { ShapeCheck } from './shape';
 
 /**
  * How the piece talks to the connector: the connection's base URL and key, one request, and
@@ -57,6 +58,17 @@ export interface CallOptions {
   keyIn?: 'api_key' | 'bearer';
   /** Statuses answered without throwing (a hook already gone when deleting). */
   allow?: number[];
+  /** What is wrong with a successful answer's body, or null: a problem is thrown. */
+  check?: ShapeCheck;
+}
+
+/**
+ * How long a request may wait for the connector's answer: 30 s, or CONNECTOR_TIMEOUT_MS (the
+ * piece's tests shorten it to try a connector that never answers).
+ */
+export function timeoutMs(): number {
+  const value = Number(process.env['CONNECTOR_TIMEOUT_MS']);
+  return Number.isInteger(value) && value > 0 ? value : 30_000;
 }
 
 function messageOf(status: number, body: unknown): string {
@@ -73,21 +85,55 @@ function messageOf(status: number, body: unknown): string {
   return message;
 }
 
-/** One request to the connector. A 4xx/5xx answer throws a ConnectorError with its message. */
+/**
+ * One request to the connector. A 4xx/5xx answer throws a ConnectorError with its message; so
+ * do a success whose body is not JSON (the HTTP client leaves it as text), one that fails
+ * `check`, and no answer within timeoutMs().
+ */
 export async function call<T = unknown>(creds: Credentials, options: CallOptions): Promise<HttpResponse<T>> {
+  const response = await send<T>(creds, options);
+  const where = `${options.method} ${options.path.split('?')[0]}`;
+  const body: unknown = response.body;
+  const problem =
+    response.status >= 400
+      ? null
+      : typeof body === 'string' && body.trim() !== ''
+        ? "the answer is not valid JSON; is the base URL the connector's?"
+        : options.check
+          ? options.check(body)
+          : null;
+  if (problem) throw new ConnectorError(`${definition.name}: unexpected answer to ${where} (HTTP ${response.status}): ${problem}.`, 502);
+  return response;
+}
+
+/** The HTTP client's request, raced against timeoutMs(): it has no way to say it timed out. */
+async function send<T>(creds: Credentials, options: CallOptions): Promise<HttpResponse<T>> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (options.keyIn === 'bearer') headers['Authorization'] = `Bearer ${creds.api_key}`;
   else headers[definition.apiKeyHeader] = creds.api_key;
+  const ms = timeoutMs();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new ConnectorError(`${definition.name}: no answer from the connector within ${ms / 1000} s (${options.method} ${options.path.split('?')[0]})`, null)),
+      ms,
+    );
+  });
   try {
-    return await httpClient.sendRequest<T>({
-      method: options.method as HttpMethod,
-      url: creds.base_url + options.path,
-      headers,
-      queryParams: options.query ?? {},
-      ...(options.body !== undefined ? { body: options.body } : {}),
-      timeout: 30_000,
-    });
+    return await Promise.race([
+      httpClient.sendRequest<T>({
+        method: options.method as HttpMethod,
+        url: creds.base_url + options.path,
+        headers,
+        queryParams: options.query ?? {},
+        ...(options.body !== undefined ? { body: options.body } : {}),
+        // A little past the race, so the request is given up once its answer no longer counts.
+        timeout: ms + 1_000,
+      }),
+      late,
+    ]);
   } catch (err) {
+    if (err instanceof ConnectorError) throw err;
     if (err instanceof HttpError) {
       const { status, body } = err.response;
       // The HTTP client reports a request that got no answer (refused, timed out) as a 500
@@ -98,6 +144,8 @@ export async function call<T = unknown>(creds: Credentials, options: CallOptions
     }
     const reason = err instanceof Error ? err.message : String(err);
     throw new ConnectorError(`${definition.name}: cannot reach ${creds.base_url}: ${reason}`, null);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -2,6 +2,7 @@ import { Property, type DropdownState } from '@activepieces/pieces-framework';
 import { definition } from '../definition';
 import { signageAuth } from './auth';
 import { call, credentials, fillPath, isEmpty, nextLink, type Credentials } from './connector';
+import { pairsProblem } from './shape';
 import type { OptionSourceSpec } from './types';
 
 /**
@@ -56,7 +57,7 @@ export async function fetchChoices(
   let path = fillPath(source.path, params);
   let total: number | null = null;
   for (let page = 0; page < pages; page += 1) {
-    const response = await call(creds, { method: 'GET', path, query });
+    const response = await call(creds, { method: 'GET', path, query, check: pairsProblem });
     options.push(...toOptions(response.body));
     const count = Number((response.headers as Record<string, unknown> | undefined)?.['x-total-count']);
     if (Number.isFinite(count)) total = count;

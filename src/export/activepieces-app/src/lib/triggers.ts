@@ -3,6 +3,7 @@ import { definition } from '../definition';
 import { signageAuth } from './auth';
 import { call, ConnectorError, credentials, fillPath, isEmpty, toList, type Credentials } from './connector';
 import { dropdownProp } from './options';
+import { listProblem, objectProblem } from './shape';
 import { signatureProblem } from './signature';
 import type { TriggerInputSpec, TriggerSpec } from './types';
 
@@ -57,8 +58,10 @@ async function fetchEvents(creds: Credentials, trigger: TriggerSpec, endpoint: T
     method: endpoint.method,
     path: fillPath(endpoint.path, values),
     query: { ...eventQuery(trigger, endpoint.query, values), ...extra },
+    // Events with the id they are deduplicated on and their type.
+    check: (body) => listProblem(body, ['id', 'type']),
   });
-  return Array.isArray(response.body) ? (response.body as Event[]) : [];
+  return response.body as Event[];
 }
 
 const ofTrigger = (trigger: TriggerSpec) => (event: Event | null | undefined): event is Event =>
@@ -106,9 +109,10 @@ function webhookTrigger(trigger: TriggerSpec) {
         const value = inputValue(input, values);
         if (input.hookField && !isEmpty(value)) body[input.hookField] = value;
       }
-      const response = await call(creds, { method: subscribe.method, path: fillPath(subscribe.path, values), ...(subscribe.query ? { query: subscribe.query } : {}), body });
-      const created = (response.body ?? {}) as { id?: unknown; secret?: unknown };
-      if (typeof created.id !== 'string' || typeof created.secret !== 'string') throw new ConnectorError(`${definition.name}: the connector did not return the hook's id and secret`, response.status);
+      // Its id (to delete it) and secret (to check deliveries).
+      const check = (answer: unknown) => objectProblem(answer, ['id', 'secret']);
+      const response = await call(creds, { method: subscribe.method, path: fillPath(subscribe.path, values), ...(subscribe.query ? { query: subscribe.query } : {}), body, check });
+      const created = response.body as { id: string; secret: string };
       // Enabled again (changed filters): the previous hook goes, so the flow never has two.
       const previous = await context.store.get<StoredHook>(hookStoreKey);
       if (previous && previous.id !== created.id) await deleteHook(creds, trigger, previous);

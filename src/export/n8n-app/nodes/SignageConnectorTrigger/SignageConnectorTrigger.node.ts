@@ -10,6 +10,7 @@ import {
 import { connector } from '../shared/connector';
 import { searchMethods } from '../shared/properties';
 import { verifySignature } from '../shared/signature';
+import { objectProblem } from '../shared/shape';
 import { connectorRequest, connectorRequestUnlessMissing, fillPath } from '../shared/transport';
 import { chosenTrigger, triggerInputs, triggerProperties } from '../shared/triggers';
 
@@ -99,6 +100,8 @@ export class SignageConnectorTrigger implements INodeType {
 					method: trigger.hook.subscribe.method,
 					path: fillPath(trigger.hook.subscribe.path, {}),
 					body,
+					// Its id (to delete it) and secret (to check deliveries).
+					check: (answer) => objectProblem(answer, ['id', 'secret']),
 				})) as IDataObject;
 				const state = this.getWorkflowStaticData('node') as HookState;
 				state.hookId = String(hook.id);

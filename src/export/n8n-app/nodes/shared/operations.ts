@@ -13,7 +13,8 @@ import {
 } from 'n8n-workflow';
 import { connector } from './connector';
 import { fieldProperty } from './properties';
-import { fillPath, listValue } from './transport';
+import { recordsProblem, timeoutMs } from './shape';
+import { fillPath, listValue, shapeError } from './transport';
 import type { InputSpec, OperationSpec } from './types';
 
 function operationOf(context: IExecuteSingleFunctions | IExecutePaginationFunctions): OperationSpec {
@@ -61,6 +62,10 @@ async function receiveRecords(
 	response: IN8nHttpFullResponse,
 ): Promise<INodeExecutionData[]> {
 	const operation = operationOf(this);
+	// Records with an id where the operation says: a proxy's page or an object where a list
+	// belongs is an error, never no items.
+	const problem = recordsProblem(response.body, operation.result.items, operation.result.single);
+	if (problem) throw shapeError.call(this, `${operation.request.method} ${operation.request.path}`, problem);
 	const body = response.body as IDataObject | IDataObject[];
 	const { items } = operation.result;
 	let records: IDataObject[];
@@ -109,7 +114,7 @@ function operationOption(operation: OperationSpec): INodePropertyOptions {
 		description: operation.description,
 		action: operation.title,
 		routing: {
-			request: { method: operation.request.method, url: operation.request.path },
+			request: { method: operation.request.method, url: operation.request.path, timeout: timeoutMs },
 			// `paginate` hands the request to `readPages` (n8n calls it only when it is set).
 			send: { preSend: [sendInputs], ...(operation.paging ? { paginate: true } : {}) },
 			output: { postReceive: [receiveRecords] },

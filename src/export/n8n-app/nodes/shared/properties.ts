@@ -5,6 +5,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { connector } from './connector';
+import { listProblem, objectProblem } from './shape';
 import { connectorRequest, fillPath } from './transport';
 import type { OptionSourceSpec } from './types';
 
@@ -173,9 +174,13 @@ async function searchOptions(
 		method: 'GET',
 		path: fillPath(spec.path, values),
 		qs,
+		// `{results: [{name, value}], paginationToken?}`: anything else is not an empty dropdown.
+		check: (body) =>
+			objectProblem(body) ??
+			listProblem((body as { results?: unknown }).results, ['value', 'name']),
 	})) as INodeListSearchResult;
 	return {
-		results: answer.results ?? [],
+		results: answer.results,
 		...(answer.paginationToken ? { paginationToken: answer.paginationToken } : {}),
 	};
 }

@@ -2,6 +2,7 @@ import {
 	NodeApiError,
 	type IDataObject,
 	type IExecuteFunctions,
+	type IExecuteSingleFunctions,
 	type IHookFunctions,
 	type IHttpRequestMethods,
 	type ILoadOptionsFunctions,
@@ -9,12 +10,14 @@ import {
 	type IWebhookFunctions,
 	type JsonObject,
 } from 'n8n-workflow';
+import { timeoutMs, type ShapeCheck } from './shape';
 
 /** The credential type every node of this package uses. */
 export const credentialType = 'signageConnectorApi';
 
 type Context =
 	| IExecuteFunctions
+	| IExecuteSingleFunctions
 	| IHookFunctions
 	| ILoadOptionsFunctions
 	| IPollFunctions
@@ -32,23 +35,48 @@ export interface ConnectorRequest {
 	path: string;
 	qs?: IDataObject;
 	body?: IDataObject;
+	/** What is wrong with a successful answer's body, or null; a problem is thrown. */
+	check?: ShapeCheck;
+}
+
+/** Whether a failed request got no answer in time (the HTTP client's timeout). */
+function timedOut(error: unknown): boolean {
+	const candidate = error as { code?: string; message?: string; cause?: { code?: string } };
+	const code = candidate?.code ?? candidate?.cause?.code;
+	return code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(candidate?.message));
+}
+
+/** The error for an answer whose shape is not the connector's. */
+export function shapeError(this: Context, where: string, problem: string): NodeApiError {
+	const message = `Unexpected answer from the connector to ${where}: ${problem}`;
+	return new NodeApiError(this.getNode(), { message } as JsonObject, { message, httpCode: '502' });
 }
 
 async function send(this: Context, request: ConnectorRequest, missingIsUndefined: boolean): Promise<unknown> {
 	const credentials = await this.getCredentials(credentialType);
 	const baseUrl = String(credentials.baseUrl ?? '').replace(/\/+$/, '');
+	const where = `${request.method} ${request.path}`;
+	let body: unknown;
 	try {
-		return await this.helpers.httpRequestWithAuthentication.call(this, credentialType, {
+		body = await this.helpers.httpRequestWithAuthentication.call(this, credentialType, {
 			method: request.method,
 			url: `${baseUrl}${request.path}`,
 			qs: request.qs,
 			body: request.body,
 			json: true,
+			timeout: timeoutMs,
 		});
 	} catch (error) {
 		if (missingIsUndefined && statusOf(error) === 404) return undefined;
+		if (statusOf(error) === undefined && timedOut(error)) {
+			const message = `No answer from the connector within ${timeoutMs / 1000} s (${where})`;
+			throw new NodeApiError(this.getNode(), error as JsonObject, { message, httpCode: '504' });
+		}
 		throw new NodeApiError(this.getNode(), error as JsonObject);
 	}
+	const problem = request.check ? request.check(body) : null;
+	if (problem) throw shapeError.call(this, where, problem);
+	return body;
 }
 
 /**

@@ -7,7 +7,11 @@ import type {
 } from 'n8n-workflow';
 import { connector } from './connector';
 import { fieldProperty } from './properties';
+import { listProblem } from './shape';
 import { connectorRequest, fillPath, listValue } from './transport';
+
+/** Events, each with the id it is deduplicated on and its type. */
+const checkEvents = (body: unknown) => listProblem(body, ['id', 'type']);
 import type { TriggerSpec } from './types';
 
 /** The `trigger` selector (its values are the trigger ids) and every trigger's inputs. */
@@ -80,8 +84,9 @@ export async function recentEvents(
 		method: trigger.polling.method,
 		path: fillPath(trigger.polling.path, {}),
 		qs,
+		check: checkEvents,
 	});
-	return Array.isArray(answer) ? (answer as Event[]) : [];
+	return answer as Event[];
 }
 
 /** Sample events of the trigger's types, built by the connector from the key's own devices. */
@@ -90,7 +95,8 @@ export async function sampleEvents(this: IPollFunctions | IHookFunctions, trigge
 		method: trigger.hook.sample.method,
 		path: fillPath(trigger.hook.sample.path, {}),
 		qs: trigger.hook.sample.query,
+		check: checkEvents,
 	});
-	const events = Array.isArray(answer) ? (answer as Event[]) : [];
+	const events = answer as Event[];
 	return events.filter((event) => trigger.eventTypes.includes(String(event.type)));
 }
