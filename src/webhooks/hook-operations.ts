@@ -113,7 +113,10 @@ export class HookOperations {
     metrics?.hookOperation(dryRun ? 'recover_dry_run' : 'recover');
     if (dryRun || this.stopping) return count;
     const job = recover(db, target, range, clock.now(), false, () => this.stopping).then(
-      (queued) => {
+      async (queued) => {
+        // Thousands re-queued: fresh planner statistics before the deliverer claims them, as
+        // after a poll that logs as many (docs/webhooks.md, "Durability").
+        await db.refreshStatistics(['deliveries'], queued).catch(() => undefined);
         metrics?.recoveredDeliveries(queued);
         logger.info({ hook: target.id, queued }, 'recover done');
         if (queued > 0) this.options.wake();

@@ -129,6 +129,16 @@ maybe('Caddy in front of two replicas, with deploy/caddy/Caddyfile', () => {
     expect(Math.min(...after)).toBeGreaterThan(0);
   });
 
+  test('with TRUST_PROXY=1 the replicas log the client Caddy saw; an X-Forwarded-For the client sends itself is not believed', async () => {
+    const marker = `/v1/me?probe=${Date.now()}`;
+    expect((await viaProxy(marker, { 'X-API-Key': demoKey, 'X-Forwarded-For': '203.0.113.9' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const lines = replicas.flatMap((r) => r.stdout.split('\n')).filter((line) => line.includes('"route":"/v1/me"'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((line) => line.includes('"client":"127.0.0.1"'))).toBe(true);
+    expect(lines.some((line) => line.includes('203.0.113.9'))).toBe(false);
+  });
+
   test('keeps /metrics off the public side and redirects plain HTTP to HTTPS', async () => {
     expect((await viaProxy('/metrics')).status).toBe(404);
     const redirect = await new Promise<{ status: number; location?: string }>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,6 +260,29 @@ describe('npm run backup', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('already exists');
   }, 180_000);
+
+  (testEngine === 'postgres' ? test : test.skip)('on PostgreSQL the documented pg_dump and pg_restore round trip keeps the schema and the sealed secrets', async () => {
+    const version = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
+    if (version.error) {
+      console.warn('pg_dump not found on PATH: skipping the pg_dump/pg_restore round trip of docs/deploy.md (apt-get install postgresql-client)');
+      return;
+    }
+    const target = await withSealedHooks(newSecret);
+    const dump = join(tmp, 'connector.dump');
+    const dumped = spawnSync('pg_dump', ['--format=custom', `--file=${dump}`, target.env.DATABASE_URL!], { encoding: 'utf8', timeout: 60_000 });
+    if (/server version mismatch/.test(dumped.stderr)) {
+      console.warn(`skipping the pg_dump/pg_restore round trip: ${dumped.stderr.trim()}`);
+      return;
+    }
+    expect({ status: dumped.status, stderr: dumped.stderr }).toEqual({ status: 0, stderr: '' });
+    const restored = await createTestDatabase();
+    databases.push(restored);
+    const restore = spawnSync('pg_restore', ['--no-owner', `--dbname=${restored.url}`, dump], { encoding: 'utf8', timeout: 60_000 });
+    expect({ status: restore.status, stderr: restore.stderr }).toEqual({ status: 0, stderr: '' });
+    const env = { DATABASE_URL: restored.url, CONNECTOR_SECRET: newSecret };
+    expect((await runCli('migrate', ['--dry-run'], env)).stdout).toMatch(/^No pending migrations/);
+    expect((await runCli('rotate-secret', ['--dry-run'], env)).stdout).toBe('0 stored secrets would be re-sealed with CONNECTOR_SECRET; 2 already are.\n');
+  }, 120_000);
 
   (testEngine === 'postgres' ? test : test.skip)('on PostgreSQL it says to use pg_dump and writes nothing', async () => {
     const target = await freshDatabase();
