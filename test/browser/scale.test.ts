@@ -9,8 +9,8 @@ import { openBrowser, see, type Browser } from './browser.js';
 import { importInto, startConnector, type LiveConnector } from './connector.js';
 
 // docs/console.md "Scale": an account of 100,000 devices (and a menu of 20,000 groups), the
-// dataset of the bench's scale row. Every owner page shows its content within 1 s of the
-// navigation, and no answer the browser receives is a whole list.
+// dataset of the bench's scale row. Every owner page paints within 1 s of the navigation and
+// shows its first page of data soon after; no answer the browser receives is a whole list.
 
 /** The browser's first contentful paint of every page. */
 const firstPaintBoundMs = 1000;
@@ -71,7 +71,7 @@ const devicesShown = async () => {
 };
 
 describe(`an account of ${scaleDevices.toLocaleString('en')} devices`, () => {
-  test('devices: counts and the first page of the list within 1 s of signing in, and of opening the page again', async () => {
+  test('devices: painted within 1 s, counts and the first page of the list soon after, on signing in and on opening the page again', async () => {
     await page.goto(`${connector.base}/console`);
     await page.getByLabel("A key's owner (API key)").check();
     await page.getByLabel('API key', { exact: true }).fill(bigKeys.main);
@@ -98,7 +98,7 @@ describe(`an account of ${scaleDevices.toLocaleString('en')} devices`, () => {
     await see(page.locator('.chart canvas'));
   });
 
-  test('dropdowns: the first page of every source within 1 s, the 20,000 groups a page at a time', async () => {
+  test('dropdowns: the first page of every source, the 20,000 groups a page at a time', async () => {
     await measure('dropdowns', () => page.goto(`${connector.base}/console/dropdowns`).then(() => undefined), async () => {
       await see(page.getByTestId('source-menus').locator('option'), 'All stores');
       await see(page.getByTestId('source-devices').locator('option'), 'Store');
@@ -112,7 +112,7 @@ describe(`an account of ${scaleDevices.toLocaleString('en')} devices`, () => {
     await see(groups.getByText('40 shown of 20,000'));
   });
 
-  test('webhooks: the hook list within 1 s', async () => {
+  test('webhooks: the hook list', async () => {
     await measure('webhooks', () => page.goto(`${connector.base}/console/webhooks`).then(() => undefined), () => see(page.getByTestId('hook-table').locator('caption'), 'in all'));
     expect(measured.webhooks!.firstContentfulPaintMs).toBeLessThan(firstPaintBoundMs);
     expect(measured.webhooks!.contentMs).toBeLessThan(contentBoundMs);
