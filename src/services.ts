@@ -165,7 +165,8 @@ export function buildServices(deps: ServiceDeps): Services {
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
   const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
   const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
-  const retention = new RetentionSweeper({ db, clock, logger, queue: deliveryQueue, log: eventLog, hooks, intervalMs: config.POLL_INTERVAL_MS });
+  const snapshots = new SnapshotStore(db);
+  const retention = new RetentionSweeper({ db, clock, logger, queue: deliveryQueue, log: eventLog, hooks, snapshots, intervalMs: config.POLL_INTERVAL_MS });
   const poller = new DeviceStatusPoller({
     db,
     clock,
@@ -173,7 +174,7 @@ export function buildServices(deps: ServiceDeps): Services {
     devices: rawDevices,
     watches,
     log: eventLog,
-    snapshots: new SnapshotStore(db),
+    snapshots,
     prune: async () => void (await retention.runOnce()),
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,

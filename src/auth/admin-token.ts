@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors.js';
 import { bearerToken } from './authenticate.js';
+import { clientAddress } from './client-address.js';
 import type { FailedAttempts } from './failed-attempts.js';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
@@ -17,7 +18,8 @@ export function adminToken(token: string | undefined, attempts: FailedAttempts):
   const challenge = { 'WWW-Authenticate': 'Bearer' };
   return async (req, _res, next) => {
     if (expected === null) throw new AppError('not_found', 'Not found');
-    const client = req.socket.remoteAddress ?? 'unknown';
+    // The same client address as the failed-attempt limit of keys (TRUST_PROXY).
+    const client = clientAddress(req);
     const tooMany = (seconds: number) => new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(seconds) });
     const wait = attempts.retryAfterSeconds(client);
     if (wait > 0) throw tooMany(wait);

@@ -256,22 +256,26 @@ export const migrations: Array<(t: Types) => string> = [
   CREATE INDEX deliveries_hook_order ON deliveries(hook_id, id);
   `,
   (t) => `
-  -- Key lifecycle (docs/keys.md): a key's first 8 characters to recognise it by (NULL for keys
-  -- imported by their hash alone), when it was last used (to the minute, flushed from memory),
-  -- when it expires or was revoked, and its own rate limit (NULL = RATE_LIMIT_PER_MINUTE).
+  -- Key lifecycle (docs/keys.md): first 8 characters (NULL when imported by hash), last use (to
+  -- the minute), expiry, revocation, own rate limit (NULL = RATE_LIMIT_PER_MINUTE).
   ALTER TABLE api_keys ADD COLUMN prefix TEXT;
   ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
   ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
   ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
   ALTER TABLE api_keys ADD COLUMN rate_limit_per_minute INTEGER;
   CREATE INDEX api_keys_user ON api_keys(user_id, id);
-  -- The per-key rate limit shared by every replica (docs/keys.md): a GCRA theoretical arrival
-  -- time in microseconds, and what the last reservation granted (read back by RETURNING).
-  CREATE TABLE rate_limits (
-    key_hash TEXT PRIMARY KEY,
-    tat ${t.int8} NOT NULL,
-    granted INTEGER NOT NULL
-  );
+  -- The per-key rate limit shared by the replicas: a GCRA arrival time (µs), the last grant.
+  CREATE TABLE rate_limits (key_hash TEXT PRIMARY KEY, tat ${t.int8} NOT NULL, granted INTEGER NOT NULL);
+  `,
+  (t) => `
+  -- Transitions from an upstream (docs/triggers.md): a device left out of the listings keeps its
+  -- snapshot row, marked missing (pruned after the events' retention), so a device that comes
+  -- back is compared with what was last known of it; each row keeps its device's last event
+  -- (the next event's id chains on its id, and its occurred_at never precedes it).
+  ALTER TABLE device_snapshots ADD COLUMN missing_since ${t.int8};
+  ALTER TABLE device_snapshots ADD COLUMN last_event_id TEXT;
+  ALTER TABLE device_snapshots ADD COLUMN last_event_at TEXT;
+  CREATE INDEX device_snapshots_missing ON device_snapshots(missing_since) WHERE missing_since IS NOT NULL;
   `,
 ];
 

@@ -77,7 +77,16 @@ export interface Tables {
     leased_until: Generated<number>;
     lease_owner: string | null;
   };
-  device_snapshots: { key_hash: string; device_id: string; status: 'online' | 'offline'; last_heartbeat_at: string | null };
+  device_snapshots: {
+    key_hash: string;
+    device_id: string;
+    status: 'online' | 'offline';
+    last_heartbeat_at: string | null;
+    /** When the device was first left out of the key's listings (null: listed); pruned after the retention. */
+    missing_since: number | null;
+    last_event_id: string | null;
+    last_event_at: string | null;
+  };
   events: {
     seq: Generated<number>;
     id: string;

@@ -110,6 +110,10 @@ function sharingOneDeadline(step: RequestHandler): RequestHandler {
   };
 }
 
+const operatorApiOff: RequestHandler = () => {
+  throw new AppError('not_found', 'Not found');
+};
+
 /**
  * Registers every route: the hot ones on the app itself, first; the others, in the order
  * given, on one router mounted after them; then the answer for a known path asked with a
@@ -120,6 +124,9 @@ export function mountRoutes(app: Express, routes: readonly Route[], services: Se
   for (const route of routes) {
     (route.hot ? app : router)[route.method](expressPath(route.path), ...handlerOf(route, services, routes));
   }
+  // Without ADMIN_TOKEN the operator API does not exist: every method on every path under
+  // /admin is 404, not 405 or an OPTIONS answer naming its methods (docs/keys.md).
+  if (!services.config.ADMIN_TOKEN) app.use('/admin', operatorApiOff);
   app.use(router, methodNotAllowed(routes));
 }
 

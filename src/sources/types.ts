@@ -19,6 +19,8 @@ export interface DevicePage {
   data: Device[];
   /** Lower-case ids of this page's records left out as invalid (upstream mode; docs/upstream.md). */
   unreadable?: string[];
+  /** How many records the upstream's page held, valid or not, when some were left out (upstream mode). */
+  listed?: number;
 }
 
 /**

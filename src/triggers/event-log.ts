@@ -23,7 +23,7 @@ export const retentionMs = 7 * 86_400_000;
 export interface SnapshotChanges {
   /** Devices new to the snapshot or whose status changed. */
   changed: readonly SnapshotRow[];
-  /** Devices the poll no longer saw. */
+  /** Devices the poll no longer saw: marked missing (docs/triggers.md). */
   vanished: readonly string[];
   /** Snapshot rows the poll wrote in all, `changed` and a baseline's earlier slices (for the planner's statistics). */
   written: number;
@@ -60,9 +60,14 @@ export class EventLog {
    */
   async record(keyHash: string, changes: SnapshotChanges, events: DeviceEvent[], baseline: boolean, lease: PollLease): Promise<DeviceEvent[]> {
     const now = this.clock.now();
+    if (!baseline && changes.changed.length === 0 && changes.vanished.length === 0 && events.length === 0) {
+      // Nothing changed (most polls of a live fleet): one statement, the key's schedule.
+      await watchWrites.finishPoll(this.db.kysely, keyHash, lease, null);
+      return [];
+    }
     const fresh = await this.db.transaction(async (trx) => {
       await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null);
-      await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished);
+      await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
     });
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
@@ -235,9 +240,9 @@ async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: Device
   // In slices: a mass outage (thousands of changes in one poll) stays under both engines'
   // limits on bound parameters, and is still recorded all or nothing.
   const inserted: Array<{ seq: number; id: string }> = [];
-  for (const part of chunks(events)) {
+  for (const [i, part] of chunks(events).entries()) {
     // A mass outage is many slices: other requests run in between (SQLite answers synchronously).
-    await setImmediate();
+    if (i > 0) await setImmediate();
     const rows = await trx
       .insertInto('events')
       .values(part.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.device.id, occurred_at: e.occurred_at, payload: JSON.stringify(e), created_at: now })))

@@ -1,28 +1,40 @@
 import type { DeviceState } from '../catalog/device.js';
 import type { DeviceBatch, DeviceSource, Principal } from '../sources/types.js';
 import type { SnapshotRow, SnapshotStore } from './snapshots.js';
-import { detectTransitions, type DeviceEvent, type TransitionOf } from './transitions.js';
+import { detectTransitions, type DeviceEvent, type Snapshot, type TransitionOf } from './transitions.js';
 
 /** A baseline writes its snapshot in slices of this many rows, each in a transaction of its own. */
 export const baselineSliceRows = 1000;
 
 /**
+ * A key whose snapshot holds at most this many rows (one page) has it read whole, in one
+ * statement, at its poll's first page: no look-up per page and no count to find the devices
+ * gone. Bigger keys read each page's rows by id.
+ */
+const wholeSnapshotRows = 1000;
+
+/**
  * One poll's comparison of a key's devices with its stored snapshot, a page at a time: each
  * page's snapshot rows are read by the page's ids, so a poll holds one page, what changed and
- * the ids it has seen, never the key's whole snapshot or device list (docs/triggers.md).
+ * the ids it has seen, never the key's whole snapshot or device list (docs/triggers.md); a
+ * small key's snapshot (one page of rows at most) is read whole instead, in one statement.
  */
 export class PollComparison<D extends DeviceState> {
   /** Transitions found so far, in the order the devices came. */
   readonly events: Array<TransitionOf<D>> = [];
-  /** Snapshot rows to write: devices new to the snapshot, or whose status changed. */
+  /** Transitions decided from a heartbeat in the future (taken as the poll's time), to be warned about. */
+  readonly future: Array<{ id: string; heartbeat: string }> = [];
+  /** Snapshot rows to write: devices new to the snapshot, back from missing, or whose status changed. */
   private changed: SnapshotRow[] = [];
   private readonly seen = new Set<string>();
-  /** Devices seen that have a snapshot row in the database (from before, or written by `flush`). */
+  /** Devices seen whose snapshot row in the database is listed (not missing): from before, or written by `flush`. */
   private matched = 0;
-  /** Rows in `changed` of devices that had no snapshot row. */
+  /** Rows in `changed` of devices that had no listed snapshot row (new, or back from missing). */
   private pendingNew = 0;
   /** Snapshot rows this poll has written or handed over to be written. */
   private handedOver = 0;
+  /** The key's whole snapshot when it is small, read at the first page; null: too big, read by page. */
+  private whole: Map<string, Snapshot> | null | undefined;
 
   /** `owner`: the poll lease the poll runs under; a baseline's slices are written only while it holds. */
   constructor(
@@ -36,7 +48,8 @@ export class PollComparison<D extends DeviceState> {
    * Compares one page. A device already seen in this poll (an upstream's pages shifted under
    * it) counts once. Devices the source listed but could not read (`unreadable`: an invalid
    * upstream record, docs/upstream.md) keep their snapshot row as it is: neither changed nor
-   * gone, and never an event; their next valid record is compared with it.
+   * gone, and never an event; their next valid record is compared with it. So does a device left
+   * out of earlier listings (its row marked missing): it is compared with what was last known.
    */
   async add(page: DeviceBatch<D>, nowMs: number): Promise<void> {
     const fresh = page.filter((d) => !this.seen.has(d.id.toLowerCase()));
@@ -44,15 +57,28 @@ export class PollComparison<D extends DeviceState> {
     for (const id of ids) this.seen.add(id);
     const unreadable = (page.unreadable ?? []).filter((id) => !this.seen.has(id));
     for (const id of unreadable) this.seen.add(id);
-    const previous = await this.snapshots.of(this.keyHash, unreadable.length > 0 ? [...ids, ...unreadable] : ids);
-    this.matched += previous.size;
+    const previous = await this.previousOf(unreadable.length > 0 ? [...ids, ...unreadable] : ids);
+    for (const snap of previous.values()) if (!snap.missing) this.matched += 1;
     const part = detectTransitions(previous, fresh, this.heartbeatTimeoutMs, nowMs);
     for (const event of part.events) this.events.push(event);
+    for (const f of part.future) this.future.push(f);
     for (const [id, snap] of part.snapshot) {
       const before = previous.get(id);
-      if (!before || before.status !== snap.status) this.changed.push([id, snap]);
-      if (!before) this.pendingNew += 1;
+      if (!before || before.missing || before.status !== snap.status) this.changed.push([id, snap]);
+      if (!before || before.missing) this.pendingNew += 1;
     }
+  }
+
+  /** The snapshot rows of these devices: from the whole snapshot of a small key, else read by id. */
+  private async previousOf(ids: string[]): Promise<Map<string, Snapshot>> {
+    if (this.whole === undefined) this.whole = await this.snapshots.whole(this.keyHash, wholeSnapshotRows);
+    if (this.whole === null) return this.snapshots.of(this.keyHash, ids);
+    const found = new Map<string, Snapshot>();
+    for (const id of ids) {
+      const snap = this.whole.get(id);
+      if (snap) found.set(id, snap);
+    }
+    return found;
   }
 
   /** How many snapshot rows wait to be written. */
@@ -87,6 +113,7 @@ export class PollComparison<D extends DeviceState> {
 
   /** Snapshot rows of devices this poll did not see (gone, or no longer readable by the key). */
   async vanished(): Promise<string[]> {
+    if (this.whole) return [...this.whole].filter(([id, snap]) => !snap.missing && !this.seen.has(id)).map(([id]) => id);
     if ((await this.snapshots.size(this.keyHash)) <= this.matched) return [];
     return this.snapshots.idsExcept(this.keyHash, this.seen);
   }

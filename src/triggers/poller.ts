@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { AppError } from '../errors.js';
-import { devicePageSize } from '../sources/all-devices.js';
 import type { PollerOptions, PollResult } from './poller-options.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError } from './event-log.js';
-import { pollPrincipal } from './poll-principal.js';
 import type { DeviceEvent } from './transitions.js';
-import { baselineSliceRows, completeDevices, PollComparison } from './poll-comparison.js';
-import type { DeviceState } from '../catalog/device.js';
-import type { RequestLease, Watch, WatchStore } from './watches.js';
+import type { RequestLease, Watch } from './watches.js';
+import { FutureHeartbeatLog } from './future-heartbeats.js';
+import { PollQueue } from './poll-queue.js';
+import { pollKey } from './poll-key.js';
 
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
@@ -28,8 +27,9 @@ const coalesceMs = 5;
 export class DeviceStatusPoller {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly loop: ClaimLoop;
-  /** Background polls under way. */
+  /** Background polls under way, and the keys claimed for the next ones. */
   private polling = 0;
+  private readonly queue = new PollQueue();
   private forced: Promise<PollResult> | null = null;
   /** Keys being polled under this replica's lease: renewed while their polls run. */
   private readonly leased = new Set<string>();
@@ -38,8 +38,10 @@ export class DeviceStatusPoller {
   /** Requests' own polls under way, and their stop: at the end of the requests' grace period. */
   private readonly requestPolls = new Set<Promise<unknown>>();
   private requestsStopping = new AbortController();
+  private readonly futureHeartbeats: FutureHeartbeatLog;
 
   constructor(private readonly options: PollerOptions) {
+    this.futureHeartbeats = new FutureHeartbeatLog(options.logger, options.clock);
     this.loop = new ClaimLoop({
       name: 'poller',
       logger: options.logger,
@@ -59,7 +61,7 @@ export class DeviceStatusPoller {
   }
 
   private get concurrency(): number {
-    return this.options.concurrency ?? 16;
+    return this.options.concurrency ?? 32;
   }
 
   /** How often the loop looks for due keys: a key waits at most this long past its time. */
@@ -81,6 +83,12 @@ export class DeviceStatusPoller {
   async stop(requestGraceMs = 0): Promise<void> {
     this.stopping.abort();
     await this.loop.stop();
+    // Claimed and never started: handed back due at once.
+    for (const { watch, done } of this.queue.drain()) {
+      await this.options.watches.release(watch.key_hash, this.owner, this.options.clock.now()).catch(() => undefined);
+      this.leased.delete(watch.key_hash);
+      done(null);
+    }
     if (this.requestPolls.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.requestPolls]), new Promise((resolve) => (timer = setTimeout(resolve, requestGraceMs)))]);
@@ -89,13 +97,19 @@ export class DeviceStatusPoller {
     await Promise.allSettled([...this.requestPolls]);
   }
 
-  /** Claims as many due keys as there are free slots and starts polling them. */
+  /**
+   * Claims due keys for the free slots and one slot-round ahead (one claim for many keys), and
+   * starts polling them; claims nothing while a slot-round of keys is already waiting.
+   */
   private async claimRound(): Promise<boolean> {
-    const free = this.concurrency - this.polling;
-    if (free <= 0) return false;
+    if (this.lowOnKeys === false || this.stopping.signal.aborted) return false;
+    const want = 2 * this.concurrency - this.polling - this.queue.length;
     const started = performance.now();
-    const claimed = await this.options.watches.claim(this.owner, { limit: free, leaseMs: this.options.leaseMs });
-    const polls = claimed.map((watch) => this.pollInBackground(watch));
+    const claimed = await this.options.watches.claim(this.owner, { limit: want, leaseMs: this.options.leaseMs });
+    // Renewed from the claim on: a key may wait in the queue for a while behind slow polls.
+    for (const watch of claimed) this.leased.add(watch.key_hash);
+    const polls = claimed.map((watch) => this.queue.push(watch));
+    this.startQueued();
     // A round, for metrics: the keys one claim took, done when their polls are.
     if (polls.length > 0) {
       void Promise.all(polls).then((outcomes) =>
@@ -105,14 +119,29 @@ export class DeviceStatusPoller {
     return false;
   }
 
+  /** Half a slot-round or less waits: time to claim (at least half a slot-round of keys). */
+  private get lowOnKeys(): boolean {
+    return this.polling + this.queue.length <= 1.5 * this.concurrency;
+  }
+
+  /** Starts waiting keys while slots are free (never once stopping). */
+  private startQueued(): void {
+    while (this.polling < this.concurrency && !this.stopping.signal.aborted) {
+      const next = this.queue.take();
+      if (!next) return;
+      void this.pollInBackground(next.watch).then(next.done);
+    }
+  }
+
   private pollInBackground(watch: Watch): Promise<number | null> {
     this.polling += 1;
     return this.loop.track(
       this.pollClaimed(watch).finally(() => {
         this.polling -= 1;
-        // A slot is free and keys may be due: claim again soon (completions within a few ms
-        // share one claim), or right after the claim under way.
-        this.loop.wake(coalesceMs);
+        this.startQueued();
+        // Keys may be due: claim again soon (completions within a few ms share one claim), or
+        // right after the claim under way, once the queue runs low.
+        if (this.lowOnKeys) this.loop.wake(coalesceMs);
       }),
     );
   }
@@ -205,75 +234,11 @@ export class DeviceStatusPoller {
   }
 
   /**
-   * Polls one key under a lease (`owner`, this replica's by default) and records what changed.
-   * Throws the source's error after pausing the watch when the key itself was refused, and
-   * LeaseLostError, writing nothing, when the lease is no longer `owner`'s. `requestId`: the
-   * incoming request this poll is made for (enrolment), forwarded as X-Request-Id; background
-   * polls mint their own, and only they are stopped by `stop`.
+   * Polls one key under a lease (`owner`, this replica's by default) and records what changed
+   * (poll-key.ts). `requestId`: the incoming request this poll is made for (enrolment); only
+   * background polls are stopped by `stop`.
    */
-  async pollKey(watch: Watch, { requestId, owner = this.owner, started = this.options.clock.now() }: { requestId?: string; owner?: string; started?: number } = {}): Promise<DeviceEvent[]> {
-    const { clock, log, logger } = this.options;
-    const key = `${watch.key_hash.slice(0, 8)}…`;
-    const baseline = watch.baseline_at === null;
-    // Page by page (keyset pages on the embedded store, pages as they arrive upstream), each
-    // compared with the snapshot rows of its own devices: a poll holds one page, what changed
-    // and the ids it saw, never a key's whole device list or snapshot (PollComparison).
-    const comparison = new PollComparison<DeviceState>(this.options.snapshots, watch.key_hash, this.options.heartbeatTimeoutMs, owner);
-    let events: DeviceEvent[] = [];
-    let vanished: string[];
-    let askedAt = started;
-    const stop = this.stopOf(requestId);
-    try {
-      const principal = { ...(await pollPrincipal(this.options, watch, requestId)), signal: stop };
-      const source = this.options.devices;
-      // Where the source can, a poll compares ids and heartbeats only and reads the whole
-      // records of the devices that changed afterwards (completeDevices).
-      const lean = source.statePages && source.byIds ? { states: source.statePages.bind(source), byIds: source.byIds.bind(source) } : null;
-      const pages = lean ? lean.states(principal, devicePageSize) : source.pages(principal, devicePageSize);
-      // The interval runs from when the source is asked, so two polls of a key reach it at
-      // least an interval apart even when a busy replica started this one late.
-      askedAt = clock.now();
-      for await (const page of pages) {
-        stop.throwIfAborted();
-        await comparison.add(page, clock.now());
-        // A baseline emits nothing, so its snapshot may land in slices (docs/triggers.md).
-        if (baseline && comparison.pendingRows >= baselineSliceRows) await comparison.flush();
-      }
-      stop.throwIfAborted();
-      vanished = await comparison.vanished();
-      if (!baseline) events = lean ? await completeDevices(lean.byIds, principal, comparison.events) : (comparison.events as DeviceEvent[]);
-      stop.throwIfAborted();
-    } catch (err) {
-      if (stop.aborted) throw err; // not the upstream's failure: nothing paused, logged or written
-      if (err instanceof LeaseLostError) {
-        // A baseline's slice found the key taken over: this poll outlived its lease.
-        logger.warn({ key }, 'poll outlived its lease; another replica has the key');
-        throw err;
-      }
-      if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
-        const who = this.options.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
-        const reason = `${who}: ${err.message}`;
-        await this.options.watches.pause(watch.key_hash, reason);
-        logger.warn({ key, reason }, 'watch paused');
-      } else {
-        logger.warn({ key, err: (err as Error).message }, 'poll failed; will retry next interval');
-      }
-      throw err;
-    }
-    try {
-      const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished };
-      const fresh = await log.record(watch.key_hash, changes, events, baseline, {
-        owner,
-        nextPollAt: Math.max(started, askedAt) + this.options.intervalMs,
-      });
-      if (fresh.length > 0) this.options.onEvents?.(fresh);
-      return fresh;
-    } catch (err) {
-      if (err instanceof LeaseLostError) logger.warn({ key }, 'poll outlived its lease; another replica has the key');
-      // Nothing was written: the next poll sees the same changes and records them then.
-      else logger.error({ key, changes: events.length, err: (err as Error).message }, 'could not record the poll; its changes are recorded by the next one');
-      throw err;
-    }
+  pollKey(watch: Watch, { requestId, owner = this.owner, started = this.options.clock.now() }: { requestId?: string; owner?: string; started?: number } = {}): Promise<DeviceEvent[]> {
+    return pollKey({ ...this.options, futureHeartbeats: this.futureHeartbeats }, watch, { requestId, owner, started, stop: this.stopOf(requestId) });
   }
-
 }

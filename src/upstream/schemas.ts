@@ -48,13 +48,15 @@ export const deviceSchema: z.ZodType<Device, unknown> = z
 
 /**
  * A device that does not match is left out of the page (`total` stays the upstream's count);
- * its id, when it has one, is in `unreadable`, so the poller can tell it from a device gone.
+ * its id, when it has one, is in `unreadable`, so the poller can tell it from a device gone, and
+ * `listed` counts every record the page held (a page is not short for a record left out).
  */
 export const devicePageSchema: z.ZodType<DevicePage, unknown> = z
   .object({ total: z.number().int().min(0), data: z.array(z.unknown()) })
   .transform(({ total, data }) => {
     const { kept, leftOutIds } = tolerate(deviceSchema, 'device', data);
-    return leftOutIds.length === 0 ? { total, data: kept } : { total, data: kept, unreadable: leftOutIds.map((id) => id.toLowerCase()) };
+    if (kept.length === data.length) return { total, data: kept };
+    return { total, data: kept, unreadable: leftOutIds.map((id) => id.toLowerCase()), listed: data.length };
   });
 
 const itemSchema: z.ZodType<ItemInput, unknown> = z.lazy(() =>

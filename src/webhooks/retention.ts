@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../time/timestamps.js';
 import { retentionMs, type EventLog } from '../triggers/event-log.js';
+import type { SnapshotStore } from '../triggers/snapshots.js';
 import type { DeliveryQueue } from './delivery-queue.js';
 import type { HookStore } from './hook-store.js';
 
@@ -18,6 +19,8 @@ export interface SweepReport {
   deliveries: number;
   attempts: number;
   hooks: number;
+  /** Snapshot rows of devices missing from their listings longer than the retention. */
+  snapshots: number;
   durationMs: number;
   /** Stopped part way by a shutdown; the rest goes at the next sweep. */
   stopped: boolean;
@@ -30,6 +33,8 @@ export interface RetentionParts {
   queue: DeliveryQueue;
   log: EventLog;
   hooks: HookStore;
+  /** The snapshot rows of devices missing from their listings longer than the retention go too. */
+  snapshots: SnapshotStore;
   /** Time from the end of one sweep to the start of the next. */
   intervalMs: number;
 }
@@ -94,16 +99,18 @@ export class RetentionSweeper {
     const expired = await queue.expire(cutoff, expiredReason, signal);
     const pruned = await log.prune(signal);
     const hooksGone = signal.aborted ? 0 : await hooks.pruneDisabled(cutoff, signal);
+    const snapshotsGone = signal.aborted ? 0 : await this.parts.snapshots.pruneMissing(cutoff);
     const report: SweepReport = {
       expired,
       events: pruned.events,
       deliveries: pruned.deliveries,
       attempts: pruned.attempts,
       hooks: hooksGone,
+      snapshots: snapshotsGone,
       durationMs: Math.round(performance.now() - started),
       stopped: signal.aborted,
     };
-    const rows = report.events + report.deliveries + report.attempts + report.hooks;
+    const rows = report.events + report.deliveries + report.attempts + report.hooks + report.snapshots;
     if (rows + expired === 0 && !report.stopped) {
       logger.debug(report, 'retention sweep');
       return report;

@@ -48,9 +48,10 @@ export class FakeUpstream {
   latencyMs = 0;
   /**
    * Applied to every device the real answers of `/devices` carry (in a page or alone), e.g. to
-   * make one device's record invalid while the rest stays as the catalog says.
+   * make one device's record invalid while the rest stays as the catalog says. Returning null
+   * leaves the device out of a page (its `total` unchanged), as an upstream that loses a record would.
    */
-  rewriteDevice: ((device: Record<string, unknown>) => Record<string, unknown>) | null = null;
+  rewriteDevice: ((device: Record<string, unknown>) => Record<string, unknown> | null) | null = null;
 
   constructor(
     private readonly dataset: unknown,
@@ -127,7 +128,7 @@ export class FakeUpstream {
       const rewrite = this.rewriteDevice;
       if (!rewrite || res.statusCode !== 200 || body === null || typeof body !== 'object') return send(body);
       const page = body as { data?: unknown };
-      if (Array.isArray(page.data)) return send({ ...page, data: page.data.map((d: Record<string, unknown>) => rewrite(d)) });
+      if (Array.isArray(page.data)) return send({ ...page, data: page.data.map((d: Record<string, unknown>) => rewrite(d)).filter((d) => d !== null) });
       return send(rewrite(body as Record<string, unknown>));
     };
   }

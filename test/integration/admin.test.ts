@@ -23,6 +23,8 @@ describe('the token', () => {
     await request(t.app).get('/admin/v1/accounts').set(admin).expect(404, { message: 'Not found' });
     await request(t.app).post('/admin/v1/keys').set(admin).send({}).expect(404, { message: 'Not found' });
     await request(t.app).get('/admin/v1/nothing').expect(404, { message: 'Not found' });
+    await request(t.app).put('/admin/v1/keys').set(admin).expect(404, { message: 'Not found' });
+    await request(t.app).options('/admin/v1/keys').expect(404, { message: 'Not found' });
   });
 
   test('a missing or wrong token is a 401, counted by the failed-attempt limit; an API key is no token', async () => {

@@ -80,7 +80,10 @@ async function flippedPage(up: FakeUpstream): Promise<{ page: { total: number; d
   const page = (await res.json()) as { total: number; data: Json[] };
   const [first, ...rest] = page.data;
   const flipped = { ...first, is_online: !first.is_online };
-  return { page: { total: page.total, data: [flipped, ...rest] }, id: first.id.toLowerCase(), type: flipped.is_online ? 'device.online' : 'device.offline' };
+  // A full page (a page before the last that is short fails the poll): the rest made up of copies.
+  const hex = (n: number) => n.toString(16).padStart(2, '0').toUpperCase();
+  const filler = Array.from({ length: 1000 - page.data.length }, (_, i) => ({ ...first, id: `0E:00:00:00:${hex(i >> 8)}:${hex(i & 255)}` }));
+  return { page: { total: page.total, data: [flipped, ...rest, ...filler] }, id: first.id.toLowerCase(), type: flipped.is_online ? 'device.online' : 'device.offline' };
 }
 
 /** Background polls: upstream calls the connector made with its own `poll-` request id. */

@@ -97,7 +97,7 @@ describe('GET /v1/triggers/device-status', () => {
     const online = list[0]!;
     expect(online).toMatchObject({ type: 'device.online', occurred_at: hb, previous_status: 'offline', status: 'online' });
     expect(online.device).toMatchObject({ id: dev01, is_online: true, last_heartbeat_at: hb });
-    expect(online.id).toBe(eventId(dev01, 'device.online', hb));
+    expect(online.id).toBe(eventId(dev01, 'device.online', hb, offline.id)); // chained on the device's previous event
     expect(list[1]).toEqual(offline);
     // Staying online with newer heartbeats emits nothing more.
     t.clock.advance(30_000);

@@ -165,7 +165,11 @@ describe('enrolment and transitions', () => {
     const hook = await subscribe(r);
     expect(r.upstream.callsTo('/devices')).toHaveLength(2); // the key check and the baseline
 
-    r.upClock.advance(fiveMinutes);
+    // The screen falls silent: its last heartbeat becomes more than 5 minutes old upstream. (Both
+    // clocks stay together: a heartbeat ahead of the connector's clock would be taken as the
+    // poll's time, docs/triggers.md.)
+    const silentSince = formatMicros((r.upClock.now() - fiveMinutes - 1000) * 1000);
+    await r.upstream.inner.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', silentSince, frontCounter);
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
     expect(await r.t.services.deliverer.runOnce()).toBe(1);
     expect(r.receiver.received).toHaveLength(1);
@@ -182,7 +186,6 @@ describe('enrolment and transitions', () => {
     expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
     expect(await r.t.services.deliverer.runOnce()).toBe(0);
 
-    r.upClock.advance(60_000);
     const fresh = await heartbeat(r, frontCounter);
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
     await r.t.services.deliverer.runOnce();

@@ -76,7 +76,8 @@ describe('detectTransitions', () => {
       },
     ]);
     expect(Object.keys(events[0]!)).toEqual(['id', 'type', 'occurred_at', 'device', 'previous_status', 'status']);
-    expect(snapshot.get('a4:83:e7:00:00:01')).toEqual({ status: 'offline', last_heartbeat_at: hb });
+    // The row remembers the event: the device's next one chains its id on it and is never dated before it.
+    expect(snapshot.get('a4:83:e7:00:00:01')).toEqual({ status: 'offline', last_heartbeat_at: hb, last_event_id: events[0]!.id, last_event_at: '2026-06-01T12:09:30.123456Z' });
   });
 
   test('the offline instant crosses day boundaries and uses the configured timeout', () => {
@@ -188,6 +189,38 @@ describe('detectTransitions', () => {
     const first = detectTransitions(previous, [device('d1', hb, false)], timeoutMs, nowMs);
     const again = detectTransitions(previous, [device('d1', hb, false)], timeoutMs, nowMs + 45_000);
     expect(again.events[0]!.id).toBe(first.events[0]!.id);
+  });
+});
+
+describe('detectTransitions: clocks and repeats', () => {
+  const hb = '2026-06-01T12:00:00.000000Z';
+
+  test("a heartbeat more than a minute past the poll's time is taken as that time, and reported", () => {
+    const ahead = '2026-06-01T13:10:00.000000Z';
+    const { events, future } = detectTransitions(snap([['d1', 'online', hb]]), [device('d1', ahead, false)], timeoutMs, nowMs);
+    expect(events[0]).toMatchObject({ type: 'device.offline', occurred_at: '2026-06-01T12:10:00.000000Z' });
+    expect(future).toEqual([{ id: 'd1', heartbeat: ahead }]);
+    // Within a minute (clocks that disagree a little): taken as it is.
+    const near = '2026-06-01T12:10:30.000000Z';
+    const online = detectTransitions(snap([['d1', 'offline', hb]]), [device('d1', near, true)], timeoutMs, nowMs);
+    expect(online.events[0]!.occurred_at).toBe(near);
+    expect(online.future).toEqual([]);
+  });
+
+  test("an event is never dated before the device's previous one", () => {
+    const previous = new Map([['d1', { status: 'offline' as const, last_heartbeat_at: hb, last_event_id: 'evt_prev', last_event_at: '2026-06-01T12:05:00.000000Z' }]]);
+    const { events } = detectTransitions(previous, [device('d1', hb, true)], timeoutMs, nowMs);
+    expect(events[0]!.occurred_at).toBe('2026-06-01T12:05:00.000000Z');
+  });
+
+  test('a second transition with the same heartbeat gets its own id, chained on the previous event', () => {
+    const first = detectTransitions(snap([['d1', 'online', hb]]), [device('d1', hb, false)], timeoutMs, nowMs);
+    const back = detectTransitions(first.snapshot, [device('d1', hb, true)], timeoutMs, nowMs);
+    const second = detectTransitions(back.snapshot, [device('d1', hb, false)], timeoutMs, nowMs);
+    expect(first.events[0]!.id).toBe(eventId('d1', 'device.offline', hb));
+    expect(back.events[0]!.id).toBe(eventId('d1', 'device.online', hb, first.events[0]!.id));
+    expect(second.events[0]!.id).toBe(eventId('d1', 'device.offline', hb, back.events[0]!.id));
+    expect(second.events[0]!.id).not.toBe(first.events[0]!.id);
   });
 });
 

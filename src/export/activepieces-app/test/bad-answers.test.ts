@@ -10,9 +10,11 @@ import { apiKey, context, definition, dropdown, signageConnector, triggers } fro
 // A server on a local port that answers 200 badly (what a proxy or a broken deployment in front
 // of the connector may do), or never: every action, dropdown, trigger and the connection check
 // must then fail with a clear error, never return an empty list or the bad object.
-// CONNECTOR_TIMEOUT_MS shortens the 30 s bound.
+// CONNECTOR_TIMEOUT_MS shortens the 30 s bound while the server never answers; a bad answer
+// comes at once, and gets a generous bound, so a busy machine is not mistaken for a hanging one.
 
 const timeoutMs = 400;
+const generousMs = 15_000;
 const answers: Record<string, { body: string; error: RegExp }> = {
   'invalid JSON': { body: '{"id": "a4:83', error: /not valid JSON/ },
   'an object where something else belongs': { body: '{"unexpected": true}', error: /unexpected answer to .*expected/ },
@@ -25,7 +27,7 @@ let mode = 'hang';
 const hanging = new Set<ServerResponse>();
 
 before(async () => {
-  process.env['CONNECTOR_TIMEOUT_MS'] = String(timeoutMs);
+  process.env['CONNECTOR_TIMEOUT_MS'] = String(generousMs);
   server = createServer((req, res) => {
     req.resume();
     if (mode === 'hang') {
@@ -84,11 +86,13 @@ for (const [answer, { error }] of Object.entries(answers)) {
   describe(`a 200 with ${answer}`, () => {
     test('fails every call with a clear error', async () => {
       mode = answer;
+      process.env['CONNECTOR_TIMEOUT_MS'] = String(generousMs);
       for (const [name, run] of calls()) await assert.rejects(run(), error, name);
     });
 
     test('a dropdown shows the error instead of its choices', async () => {
       mode = answer;
+      process.env['CONNECTOR_TIMEOUT_MS'] = String(generousMs);
       const operation = definition.operations.find((candidate) => candidate.inputs.some((input) => input.optionsFrom === 'devices'));
       if (!operation) return;
       const key = operation.inputs.find((input) => input.optionsFrom === 'devices')!.key;
@@ -103,6 +107,7 @@ for (const [answer, { error }] of Object.entries(answers)) {
 describe('a connector that never answers', () => {
   test('fails every call once CONNECTOR_TIMEOUT_MS has passed', async () => {
     mode = 'hang';
+    process.env['CONNECTOR_TIMEOUT_MS'] = String(timeoutMs);
     for (const [name, run] of calls()) {
       const started = Date.now();
       await assert.rejects(run(), new RegExp(`no answer from the connector within ${timeoutMs / 1000} s`), name);

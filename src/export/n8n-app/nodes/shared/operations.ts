@@ -49,7 +49,9 @@ async function sendInputs(
 		if (input.in === 'path') pathValues[input.key] = value;
 		else if (value !== '') qs[input.param ?? input.key] = value;
 	}
-	return { ...requestOptions, url: fillPath(operation.request.path, pathValues), qs };
+	// The bound goes on the request itself: n8n passes these options to its HTTP client, which
+	// otherwise waits 300 s (a `timeout` in `routing.request` is not handed on).
+	return { ...requestOptions, url: fillPath(operation.request.path, pathValues), qs, timeout: timeoutMs };
 }
 
 /**
@@ -114,7 +116,7 @@ function operationOption(operation: OperationSpec): INodePropertyOptions {
 		description: operation.description,
 		action: operation.title,
 		routing: {
-			request: { method: operation.request.method, url: operation.request.path, timeout: timeoutMs },
+			request: { method: operation.request.method, url: operation.request.path },
 			// `paginate` hands the request to `readPages` (n8n calls it only when it is set).
 			send: { preSend: [sendInputs], ...(operation.paging ? { paginate: true } : {}) },
 			output: { postReceive: [receiveRecords] },

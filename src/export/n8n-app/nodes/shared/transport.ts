@@ -39,11 +39,24 @@ export interface ConnectorRequest {
 	check?: ShapeCheck;
 }
 
-/** Whether a failed request got no answer in time (the HTTP client's timeout). */
+/**
+ * Whether a failed request got no answer in time. n8n hands it over already as a NodeApiError
+ * ("The connection was aborted…", httpCode ECONNABORTED, the client's "timeout of … exceeded"
+ * among its messages); a bare client error has the code itself.
+ */
 function timedOut(error: unknown): boolean {
-	const candidate = error as { code?: string; message?: string; cause?: { code?: string } };
-	const code = candidate?.code ?? candidate?.cause?.code;
-	return code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(String(candidate?.message));
+	const candidate = error as {
+		code?: unknown;
+		httpCode?: unknown;
+		message?: unknown;
+		messages?: unknown;
+		cause?: { code?: unknown };
+	};
+	const codes = [candidate?.code, candidate?.httpCode, candidate?.cause?.code];
+	if (codes.some((code) => code === 'ECONNABORTED' || code === 'ETIMEDOUT')) return true;
+	const listed = Array.isArray(candidate?.messages) ? (candidate.messages as unknown[]) : [];
+	const messages = [candidate?.message, ...listed];
+	return messages.some((message) => /timeout of \d+ms exceeded|timed out/i.test(String(message)));
 }
 
 /** The error for an answer whose shape is not the connector's. */
@@ -70,7 +83,7 @@ async function send(this: Context, request: ConnectorRequest, missingIsUndefined
 		if (missingIsUndefined && statusOf(error) === 404) return undefined;
 		if (statusOf(error) === undefined && timedOut(error)) {
 			const message = `No answer from the connector within ${timeoutMs / 1000} s (${where})`;
-			throw new NodeApiError(this.getNode(), error as JsonObject, { message, httpCode: '504' });
+			throw new NodeApiError(this.getNode(), { message } as JsonObject, { message, httpCode: '504' });
 		}
 		throw new NodeApiError(this.getNode(), error as JsonObject);
 	}

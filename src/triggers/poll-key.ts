@@ -1,0 +1,95 @@
+import { AppError } from '../errors.js';
+import { devicePageSize } from '../sources/all-devices.js';
+import type { DeviceState } from '../catalog/device.js';
+import type { PollerOptions } from './poller-options.js';
+import { LeaseLostError } from './event-log.js';
+import type { FutureHeartbeatLog } from './future-heartbeats.js';
+import { pollPrincipal } from './poll-principal.js';
+import { baselineSliceRows, completeDevices, PollComparison } from './poll-comparison.js';
+import type { DeviceEvent } from './transitions.js';
+import type { Watch } from './watches.js';
+
+export type PollKeyDeps = PollerOptions & { futureHeartbeats: FutureHeartbeatLog };
+
+export interface PollKeyOptions {
+  /** The incoming request this poll is made for (enrolment), forwarded as X-Request-Id; background polls mint their own. */
+  requestId?: string;
+  /** The poll lease it runs under: its record (and a baseline's slices) are written only while it holds. */
+  owner: string;
+  /** When the poll started (the key's next poll is an interval after it, or after the source was asked). */
+  started: number;
+  /** Stops the poll at its next page, unrecorded. */
+  stop: AbortSignal;
+}
+
+/**
+ * Polls one key under a lease (`owner`, this replica's by default) and records what changed.
+ * Throws the source's error after pausing the watch when the key itself was refused, and
+ * LeaseLostError, writing nothing, when the lease is no longer `owner`'s. `requestId`: the
+ * incoming request this poll is made for (enrolment), forwarded as X-Request-Id; background
+ * polls mint their own, and only they are stopped by `stop`.
+ */
+export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owner, started, stop }: PollKeyOptions): Promise<DeviceEvent[]> {
+  const { clock, log, logger } = deps;
+  const key = `${watch.key_hash.slice(0, 8)}…`;
+  const baseline = watch.baseline_at === null;
+  // Page by page (keyset pages on the embedded store, pages as they arrive upstream), each
+  // compared with the snapshot rows of its own devices: a poll holds one page, what changed
+  // and the ids it saw, never a key's whole device list or snapshot (PollComparison).
+  const comparison = new PollComparison<DeviceState>(deps.snapshots, watch.key_hash, deps.heartbeatTimeoutMs, owner);
+  let events: DeviceEvent[] = [];
+  let vanished: string[];
+  let askedAt = started;
+  try {
+    const principal = { ...(await pollPrincipal(deps, watch, requestId)), signal: stop };
+    const source = deps.devices;
+    // Where the source can, a poll compares ids and heartbeats only and reads the whole
+    // records of the devices that changed afterwards (completeDevices).
+    const lean = source.statePages && source.byIds ? { states: source.statePages.bind(source), byIds: source.byIds.bind(source) } : null;
+    const pages = lean ? lean.states(principal, devicePageSize) : source.pages(principal, devicePageSize);
+    // The interval runs from when the source is asked, so two polls of a key reach it at
+    // least an interval apart even when a busy replica started this one late.
+    askedAt = clock.now();
+    for await (const page of pages) {
+      stop.throwIfAborted();
+      await comparison.add(page, clock.now());
+      // A baseline emits nothing, so its snapshot may land in slices (docs/triggers.md).
+      if (baseline && comparison.pendingRows >= baselineSliceRows) await comparison.flush();
+    }
+    stop.throwIfAborted();
+    vanished = await comparison.vanished();
+    deps.futureHeartbeats.report(comparison.future, askedAt);
+    if (!baseline) events = lean ? await completeDevices(lean.byIds, principal, comparison.events) : (comparison.events as DeviceEvent[]);
+    stop.throwIfAborted();
+  } catch (err) {
+    if (stop.aborted) throw err; // not the upstream's failure: nothing paused, logged or written
+    if (err instanceof LeaseLostError) {
+      // A baseline's slice found the key taken over: this poll outlived its lease.
+      logger.warn({ key }, 'poll outlived its lease; another replica has the key');
+      throw err;
+    }
+    if (err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
+      const who = deps.devices.mode === 'upstream' ? 'Upstream rejected the key' : 'Key refused';
+      const reason = `${who}: ${err.message}`;
+      await deps.watches.pause(watch.key_hash, reason);
+      logger.warn({ key, reason }, 'watch paused');
+    } else {
+      logger.warn({ key, err: (err as Error).message, ...(err instanceof AppError && err.details ? { details: err.details } : {}) }, 'poll failed; will retry next interval');
+    }
+    throw err;
+  }
+  try {
+    const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished };
+    const fresh = await log.record(watch.key_hash, changes, events, baseline, {
+      owner,
+      nextPollAt: Math.max(started, askedAt) + deps.intervalMs,
+    });
+    if (fresh.length > 0) deps.onEvents?.(fresh);
+    return fresh;
+  } catch (err) {
+    if (err instanceof LeaseLostError) logger.warn({ key }, 'poll outlived its lease; another replica has the key');
+    // Nothing was written: the next poll sees the same changes and records them then.
+    else logger.error({ key, changes: events.length, err: (err as Error).message }, 'could not record the poll; its changes are recorded by the next one');
+    throw err;
+  }
+}
