@@ -25,8 +25,8 @@ export default {
   projects: [
     // The Dockerfile's steps run as a script (test/deploy/dockerfile.test.ts: an `npm ci` and a
     // build in a clean folder, about 10 minutes) have a command of their own, `npm run test:image`,
-    // which .ci/run runs after the suite.
-    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/test/deploy/dockerfile\\.test\\.ts$'] },
+    // which .ci/run runs after the suite. test/browser is `npm run test:browser` (jest.browser.config.js).
+    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/test/deploy/dockerfile\\.test\\.ts$', '/test/browser/'] },
     {
       ...common,
       displayName: 'postgres',

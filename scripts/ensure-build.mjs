@@ -1,4 +1,4 @@
-// Builds dist/ when it is missing or older than a source file, so `npm start` works on a
+// Builds dist/ (the service, and the console's assets) when it is missing or older than a source file, so `npm start` works on a
 // fresh clone. Kept dependency-free: it runs before anything is compiled.
 //
 // `node scripts/ensure-build.mjs <module> [args...]` (every npm script) then runs that module
@@ -60,6 +60,24 @@ if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
   console.error('Building (tsc)...');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   execFileSync(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(stamp)}, '')`]);
+}
+
+// The console (console/, docs/console.md): built by Vite into dist/console when that is missing or
+// older than its sources or the lock file (a new version of a library it bundles).
+// Vite rewrites index.html at every build: its time is the build's.
+const consoleStamp = join(root, 'dist', 'console', 'index.html');
+const consoleSources = Math.max(
+  newestMtime(join(root, 'console')),
+  statSync(join(root, 'package-lock.json')).mtimeMs,
+);
+if (!existsSync(consoleStamp) || statSync(consoleStamp).mtimeMs < consoleSources) {
+  const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
+  if (!existsSync(vite)) {
+    console.error('dist/console is missing or stale and Vite is not installed: run `npm ci` first.');
+    process.exit(1);
+  }
+  console.error('Building the console (vite)...');
+  execFileSync(process.execPath, [vite, 'build', '--config', join(root, 'console', 'vite.config.ts')], { stdio: 'inherit', cwd: root });
 }
 
 const [target, ...args] = process.argv.slice(2);

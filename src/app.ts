@@ -4,7 +4,7 @@ import { errorMiddleware, notFoundRoute } from './errors.js';
 import { requestLog } from './http/request-log.js';
 import { upstreamRejection } from './auth/authenticate.js';
 import { mountRoutes } from './http/router.js';
-import { docsAssets, routes } from './http/routes/index.js';
+import { consoleAssets, docsAssets, routes } from './http/routes/index.js';
 
 /** Builds the Express app from ready services. Never reads the environment, never listens. */
 export function createApp(services: Services): Express {
@@ -18,6 +18,7 @@ export function createApp(services: Services): Express {
   // Every endpoint, from its one declaration (http/routes/); the dropdowns, the hot path, first.
   mountRoutes(app, routes(services.manifest, services.targets), services);
   app.use(docsAssets());
+  app.use(consoleAssets(services.config.PUBLIC_URL));
   app.use(notFoundRoute);
   app.use(upstreamRejection);
   app.use(errorMiddleware(services.logger));

@@ -42,7 +42,7 @@ export async function demoBanner(db: Db, context: BannerContext): Promise<string
   ];
   if (typeof menu === 'string') lines.push(`  curl -s -H 'X-API-Key: ${demoKey}' '${baseUrl}/v1/groups?menus=${menu}'`);
   lines.push(`  curl -s -H 'X-API-Key: ${demoKey}' ${baseUrl}/v1/triggers/device-status`, ...triggerHint(context));
-  lines.push('More in README.md. Stop with Ctrl+C.', '');
+  lines.push(`In a browser: ${baseUrl}/console (sign in with the demo key; docs/console.md).`, 'More in README.md. Stop with Ctrl+C.', '');
   return lines.join('\n');
 }
 

@@ -483,6 +483,8 @@ describe('real responses match the documented schemas', () => {
     expect((await call('get', '/v1/triggers/device-status/sample')).body.length).toBeGreaterThan(0);
     expect((await call('get', '/v1/events')).body).toHaveLength(1);
     await call('get', `/v1/events?after=${events[0].id}&limit=10`);
+    expect((await call('get', '/v1/events/summary?interval=hour')).body.totals).toEqual({ 'device.offline': 1, 'device.online': 0 });
+    await call('get', '/v1/events/summary?interval=day&type=device.online', { auth: 'bearer' });
   });
 
   test('webhooks: create, again, list, get, deliveries, delete', async () => {

@@ -3,6 +3,7 @@ import type { TargetPolicy } from '../../webhooks/target-guard.js';
 import type { Route } from '../route.js';
 import { getDevice, listDevices } from './devices.js';
 import { docsPageRoute, getOpenApi } from './docs.js';
+import { eventSummary } from './event-summary.js';
 import { createHook, deleteHook, getHook, listHooks } from './hooks.js';
 import { getHookDelivery, listHookDeliveries, recoverHook, resendHookDelivery, rotateHookSecret, testHook, updateHook } from './hook-operations.js';
 import { listGroups, listMenus } from './menus.js';
@@ -14,6 +15,7 @@ import { listAccounts, listUsers, queueHealth } from './admin.js';
 import { createKey, listKeys, revokeKey, rollKey, updateKey } from './admin-keys.js';
 
 export { docsAssets } from './docs.js';
+export { consoleAssets } from './console.js';
 
 /**
  * Every route of the service, in the order the OpenAPI document lists them. The Express app
@@ -32,6 +34,7 @@ export function routes(manifest: Manifest, targets: TargetPolicy): Route[] {
     pollDeviceStatus,
     sampleDeviceStatus,
     listEvents,
+    eventSummary,
     createHook(targets),
     listHooks,
     getHook,

@@ -1,0 +1,7 @@
+import { render } from 'preact';
+import '@picocss/pico/css/pico.min.css';
+import 'uplot/dist/uPlot.min.css';
+import './styles.css';
+import { App } from './app';
+
+render(<App />, document.getElementById('app')!);
