@@ -1,0 +1,62 @@
+/**
+ * Layer rules for src/ (docs/architecture.md, "Layers"): each folder (or top-level file) may
+ * import only from its own layer's folders below it in this list, never from a layer above.
+ * `npm run lint` runs them (`depcruise src`); a new folder must be given a layer here.
+ */
+const layers = [
+  ['catalog', 'time', 'text', 'paths.ts', 'env-file.ts', 'startup-errors.ts', 'log-sink.ts', 'config.ts'],
+  ['logger.ts', 'crypto'],
+  ['db', 'background'],
+  ['errors.ts', 'metrics'],
+  ['auth', 'cache', 'dataset'],
+  ['upstream', 'manifest', 'menus'],
+  ['sources'],
+  ['options'],
+  ['triggers'],
+  ['webhooks'],
+  ['services.ts'],
+  ['openapi'],
+  ['http'],
+  ['app.ts'],
+  ['demo', 'cluster', 'platform-test', 'export'],
+  ['main.ts'],
+  ['cli'],
+];
+
+const pattern = (names) => `^src/(${names.map((n) => n.replace('.', '\\.')).join('|')})(/|$)`;
+
+const layerRules = layers.slice(0, -1).map((names, i) => ({
+  name: `layer-${i}-looks-down`,
+  comment: `${names.join(', ')} may not import from a layer above it`,
+  severity: 'error',
+  from: { path: pattern(names) },
+  to: { path: pattern(layers.slice(i + 1).flat()) },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'no-circular',
+      comment: 'no import cycle between files',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'every-folder-has-a-layer',
+      comment: 'a folder or top-level file of src/ that is in no layer of .dependency-cruiser.cjs',
+      severity: 'error',
+      from: { path: '^src/', pathNot: pattern(layers.flat()) },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/export/[^/]+-app/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs'] },
+  },
+};
