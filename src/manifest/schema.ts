@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { resources } from '../options/resources.js';
-import { templateFields } from '../options/template.js';
+import { resourceShapes as resources, type ResourceShape } from './resource-fields.js';
+import { templateFields } from './template.js';
 
 /**
  * The connector manifest (`manifests/connector.json`): the platform-neutral description of
@@ -42,7 +42,7 @@ export const optionSourceSchema = z
     paging: z.strictObject({ maxLimit: z.number().int().min(1).max(1000) }).default({ maxLimit: 1000 }),
   })
   .superRefine((source, ctx) => {
-    const def = resources[source.resource]!;
+    const def: ResourceShape = resources[source.resource as keyof typeof resources];
     const fields = new Set(def.fields);
     const pathParams = [...source.path.matchAll(/\{([A-Za-z0-9]+)\}/g)].map((m) => m[1]!);
     for (const needed of def.params) {
