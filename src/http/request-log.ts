@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
 import { clientAddress } from '../auth/client-address.js';

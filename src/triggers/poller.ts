@@ -9,7 +9,7 @@ import { pollPrincipal } from './poll-principal.js';
 import type { DeviceEvent } from './transitions.js';
 import { baselineSliceRows, completeDevices, PollComparison } from './poll-comparison.js';
 import type { DeviceState } from '../catalog/device.js';
-import type { RequestLease, Watch, WatchStore } from './watches.js';
+import type { RequestLease, Watch } from './watches.js';
 
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
@@ -221,7 +221,7 @@ export class DeviceStatusPoller {
     const comparison = new PollComparison<DeviceState>(this.options.snapshots, watch.key_hash, this.options.heartbeatTimeoutMs, owner);
     let events: DeviceEvent[] = [];
     let vanished: string[];
-    let askedAt = started;
+    let askedAt: number;
     const stop = this.stopOf(requestId);
     try {
       const principal = { ...(await pollPrincipal(this.options, watch, requestId)), signal: stop };
