@@ -70,7 +70,8 @@ export const optionSourceSchema = z
 
 const endpoint = z.strictObject({
   method: z.enum(['GET', 'POST', 'DELETE']),
-  path: z.string().regex(/^\/[A-Za-z0-9_/{}.-]*$/, 'must be an absolute path'),
+  // eslint-disable-next-line no-useless-escape -- the pattern's text is published in manifests/connector.schema.json
+  path: z.string().regex(/^\/[A-Za-z0-9_\/{}.-]*$/, 'must be an absolute path'),
   /** Fixed query parameters or body fields the call sends. */
   query: z.record(z.string(), z.string()).optional(),
   body: z.record(z.string(), z.unknown()).optional(),
@@ -172,7 +173,8 @@ export const operationSchema = z.strictObject({
   scope,
   request: z.strictObject({
     method: z.literal('GET'),
-    path: z.string().regex(/^\/[A-Za-z0-9_/{}.-]*$/, 'must be an absolute path'),
+    // eslint-disable-next-line no-useless-escape -- the pattern's text is published in manifests/connector.schema.json
+    path: z.string().regex(/^\/[A-Za-z0-9_\/{}.-]*$/, 'must be an absolute path'),
     auth: z.enum(['api_key', 'bearer']),
     query: z.record(z.string(), z.string()).default({}),
   }),
