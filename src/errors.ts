@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from './db/unavailable.js';
-import { routeOf } from './http/request-log.js';
+import { routeOf } from './route-pattern.js';
 
 /** The closed list of error codes and the HTTP status each maps to (docs/api.md, Errors). */
 export const errorStatus = {

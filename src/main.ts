@@ -6,7 +6,7 @@ import { createLogger, stdoutSink } from './logger.js';
 import type { LogSink } from './log-sink.js';
 import { openDatabase, type Db } from './db/database.js';
 import { isDatabaseUnavailable } from './db/unavailable.js';
-import { databaseOptions } from './cli/context.js';
+import { databaseOptions } from './db/database-options.js';
 import type { Logger } from 'pino';
 import { bootstrapCatalog } from './dataset/bootstrap.js';
 import { DatasetError } from './dataset/import.js';

@@ -25,7 +25,9 @@ import { SnapshotStore } from './triggers/snapshots.js';
 import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
-import { HookStore } from './webhooks/hook-store.js';
+import { HookStore, hookWrites } from './webhooks/hook-store.js';
+import { queueDeliveries } from './webhooks/fan-out.js';
+import { dropDeliveriesOfEvents } from './webhooks/attempt-log.js';
 import { HookOperations } from './webhooks/hook-operations.js';
 import { OperationalEvents } from './webhooks/operational-events.js';
 import { RetentionSweeper } from './webhooks/retention.js';
@@ -140,8 +142,9 @@ export function buildServices(deps: ServiceDeps): Services {
   const menus = menuClient ? upstreamMenuSource(menuClient, verdicts, cache('menus', config.OPTIONS_CACHE_TTL_MS)) : rawMenus;
   const upstreamVerify = upstreamKeyVerifier(verdicts);
   const box = connectorSecretBox(config, logger);
-  const watches = new WatchStore(db, box, clock);
-  const eventLog = new EventLog(db, clock, logger);
+  // The watches and the event log reach the key's hooks and deliveries through these (webhooks/ sits above triggers/).
+  const watches = new WatchStore(db, box, clock, hookWrites);
+  const eventLog = new EventLog(db, clock, { queue: queueDeliveries, dropOfEvents: dropDeliveriesOfEvents }, logger);
   const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
   const keyStore = new KeyStore(db, clock);

@@ -1,6 +1,7 @@
 import { hashKey } from '../../src/auth/keys.js';
 import type { Principal } from '../../src/sources/types.js';
 import { chunks } from '../../src/db/chunks.js';
+import type { Db } from '../../src/db/database.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 
 /**
@@ -73,7 +74,7 @@ export function benchPrincipal(mode: 'upstream' | 'embedded', requestId?: string
 }
 
 /** `UPDATE devices SET last_heartbeat_at` for a list of ids, in one transaction. */
-export async function setHeartbeats(db: import('../../src/db/database.js').Db, ids: readonly string[], heartbeatMicros: number): Promise<number> {
+export async function setHeartbeats(db: Db, ids: readonly string[], heartbeatMicros: number): Promise<number> {
   const iso = formatMicros(Math.round(heartbeatMicros));
   let changed = 0;
   for (const part of chunks(ids)) {

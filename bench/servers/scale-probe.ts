@@ -67,7 +67,7 @@ await serveChild<ProbeOptions, Record<string, never>>(async (o) => {
   const timed = async (kind: RequestSample['kind'], what: string, path: string, headers: Record<string, string> = {}): Promise<string> => {
     const at = Date.now();
     const t0 = performance.now();
-    let status = 0;
+    let status: number;
     let body = '';
     try {
       const res = await fetch(`${o.url}${path}`, { headers, signal: AbortSignal.timeout(o.timeoutMs) });

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, type ErrorDetail } from '../errors.js';
-import type { Principal } from '../sources/types.js';
+import type { Principal } from './principal.js';
 import type { KeyVerifier } from './embedded-keys.js';
 import type { Attempt, FailedAttempts } from './failed-attempts.js';
 import { clientAddress } from './client-address.js';

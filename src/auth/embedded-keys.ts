@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import { parseIso, type Clock } from '../time/timestamps.js';
 import { AppError } from '../errors.js';
-import type { Principal } from '../sources/types.js';
+import type { Principal } from './principal.js';
 import { hashKey, sameHash } from './keys.js';
 
 /**

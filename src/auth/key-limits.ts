@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { AppError } from '../errors.js';
-import type { Principal } from '../sources/types.js';
+import type { Principal } from './principal.js';
 import type { KeyUsage } from './key-usage.js';
 import type { RateLimitAnswer, RateLimiter } from './rate-limiter.js';
 

@@ -1,6 +1,10 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { DotEnvError, loadDotEnv } from '../env-file.js';
+import { databaseOptions } from '../db/database-options.js';
+
+// Shared with main.ts, which sits below the command-line tools: it lives in db/.
+export { databaseOptions };
 
 /** Config (environment, then .env) and database for a command-line tool; a bad configuration exits with its one line. */
 export async function cliContext(): Promise<{ config: Config; db: Db }> {
@@ -18,11 +22,6 @@ export function cliConfig(): Config {
     if (err instanceof ConfigError || err instanceof DotEnvError) fail(err.message);
     throw err;
   }
-}
-
-/** Where the configuration puts the database: PostgreSQL at DATABASE_URL, else SQLite at DATABASE_PATH. */
-export function databaseOptions(config: Config): { url?: string; path: string; poolSize: number; timeoutMs: number } {
-  return { url: config.DATABASE_URL, path: config.DATABASE_PATH, poolSize: config.DATABASE_POOL_SIZE, timeoutMs: config.DATABASE_TIMEOUT_MS };
 }
 
 export function fail(message: string): never {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import { type z } from 'zod';
 import { KeyStore, type KeyView } from '../auth/key-store.js';
 import { expiryOf, graceSeconds, keyFields } from '../auth/key-input.js';
 import { AppError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { DatasetError } from './import.js';
+import { type DatasetError } from './import.js';
 
 /** Human-readable lines for a failed import: the message, then `path: problem` per issue. */
 export function describeDatasetError(err: DatasetError, max = 20): string {

@@ -5,7 +5,7 @@ import { chunks, inChunks } from '../db/chunks.js';
 import { hashKey, keyPrefix } from '../auth/keys.js';
 import { importKeys } from '../auth/key-store.js';
 import { formatMicros, parseTimestamp } from '../time/timestamps.js';
-import type { Group, Item } from '../sources/types.js';
+import type { Group, Item } from '../catalog/menu.js';
 import { fold, labelValueKey } from '../text/label-order.js';
 import { menuGroupRows } from '../db/group-rows.js';
 import type { Dataset, GroupInput, ItemInput } from './schema.js';

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
-import { hookIdentity, targetOrigin } from '../webhooks/hook-identity.js';
+import { hookIdentity, targetOrigin } from './hook-identity.js';
 import { backfillLabelsPostgres, backfillLabelsSqlite, backfillMenuGroupsPostgres, backfillMenuGroupsSqlite } from './backfill-labels.js';
 import { migrations, renderMigration } from './migrations.js';
 import type { Tables } from './tables.js';

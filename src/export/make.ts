@@ -6,7 +6,6 @@ import {
   connectionName,
   instantTriggerName,
   kebabCase,
-  MakeExportError,
   pollingTriggerName,
   rpcName,
   searchModuleName,

@@ -1,25 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
 import { clientAddress } from '../auth/client-address.js';
+import { routeOf } from '../route-pattern.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     id?: string;
-    /** The route pattern of a request no Express route matched (static files), for logs. */
-    routePattern?: string;
   }
-}
-
-/**
- * What logs call a request: the matched route's pattern (`/devices/:id`), a pattern a
- * middleware gave it (`/docs/assets/*`), else `(unmatched)`. Never the raw path: a key
- * pasted into a URL must not reach the log.
- */
-export function routeOf(req: Request): string {
-  if (req.route) return `${req.baseUrl}${String(req.route.path)}`;
-  return req.routePattern ?? '(unmatched)';
 }
 
 const acceptedId = /^[A-Za-z0-9._:-]{1,128}$/;

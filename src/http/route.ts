@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { KeyHeaders, Scope } from '../auth/authenticate.js';
-import type { OperationSpec } from '../openapi/operation.js';
+import type { OperationSpec } from './operation-spec.js';
 import type { Services } from '../services.js';
 import type { Principal } from '../sources/types.js';
 import type { ParamsSchema } from './query.js';

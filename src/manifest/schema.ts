@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { resources } from '../options/resources.js';
-import { templateFields } from '../options/template.js';
+import { resourceShapes as resources, type ResourceShape } from './resource-fields.js';
+import { templateFields } from './template.js';
 
 /**
  * The connector manifest (`manifests/connector.json`): the platform-neutral description of
@@ -42,7 +42,7 @@ export const optionSourceSchema = z
     paging: z.strictObject({ maxLimit: z.number().int().min(1).max(1000) }).default({ maxLimit: 1000 }),
   })
   .superRefine((source, ctx) => {
-    const def = resources[source.resource]!;
+    const def: ResourceShape = resources[source.resource as keyof typeof resources];
     const fields = new Set(def.fields);
     const pathParams = [...source.path.matchAll(/\{([A-Za-z0-9]+)\}/g)].map((m) => m[1]!);
     for (const needed of def.params) {
@@ -70,6 +70,7 @@ export const optionSourceSchema = z
 
 const endpoint = z.strictObject({
   method: z.enum(['GET', 'POST', 'DELETE']),
+  // eslint-disable-next-line no-useless-escape -- the pattern's text is published in manifests/connector.schema.json
   path: z.string().regex(/^\/[A-Za-z0-9_\/{}.-]*$/, 'must be an absolute path'),
   /** Fixed query parameters or body fields the call sends. */
   query: z.record(z.string(), z.string()).optional(),
@@ -172,6 +173,7 @@ export const operationSchema = z.strictObject({
   scope,
   request: z.strictObject({
     method: z.literal('GET'),
+    // eslint-disable-next-line no-useless-escape -- the pattern's text is published in manifests/connector.schema.json
     path: z.string().regex(/^\/[A-Za-z0-9_\/{}.-]*$/, 'must be an absolute path'),
     auth: z.enum(['api_key', 'bearer']),
     query: z.record(z.string(), z.string()).default({}),

@@ -1,4 +1,5 @@
-import type { Group, GroupFilter, MenuTree } from '../sources/types.js';
+import type { Group } from '../catalog/menu.js';
+import type { GroupFilter, MenuTree } from '../catalog/source-queries.js';
 
 /**
  * docs/menus.md, `GET /v1/groups`, as a pure function over the menus a key may access.

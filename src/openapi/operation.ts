@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import type { KeyHeaders, Scope } from '../auth/authenticate.js';
 import type { ParamsSchema } from '../http/query.js';
 import { schemaRef } from '../http/responses.js';
+import { defaultErrorText, type ErrorStatus, type Json, type OperationSpec } from '../http/operation-spec.js';
+
+export type { ErrorStatus, Json, OperationSpec, ResponseSpec } from '../http/operation-spec.js';
+export { defaultErrorText };
 
 /**
  * How one operation of the OpenAPI document is written: an `OperationSpec` (what the route
@@ -9,42 +12,6 @@ import { schemaRef } from '../http/responses.js';
  * and bodies generated from the same zod schemas the route validates with, and the error
  * responses its key and parameters imply added.
  */
-
-export type Json = Record<string, unknown>;
-
-/** One documented response: a registered schema (JSON), raw content, or none (204/304). */
-export interface ResponseSpec {
-  description: string;
-  schema?: z.ZodType;
-  /** A literal schema for non-registered content (e.g. the OpenAPI document itself). */
-  content?: { type: string; schema: Json };
-  headers?: Record<string, Json>;
-}
-
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 502 | 503 | 504;
-
-export interface OperationSpec {
-  method: 'get' | 'post' | 'patch' | 'delete';
-  /** OpenAPI form, `{param}`. */
-  path: string;
-  operationId: string;
-  tag: string;
-  summary: string;
-  description?: string;
-  /** Which key headers the route reads and the scopes it needs; absent = no key. */
-  auth?: { headers: KeyHeaders; scopes: readonly Scope[] };
-  /** The operator API: `Authorization: Bearer <ADMIN_TOKEN>` instead of a key (docs/keys.md). */
-  admin?: boolean;
-  params?: ParamsSchema;
-  query?: ParamsSchema;
-  extraParameters?: Json[];
-  body?: z.ZodType;
-  /** The body may be left out altogether (the handler then gets undefined). */
-  bodyOptional?: boolean;
-  responses: Record<number, ResponseSpec>;
-  /** Error statuses beyond the ones implied by auth and parameters, with what they mean. */
-  errors?: Partial<Record<ErrorStatus, string>>;
-}
 
 // ---- JSON Schema from zod ----
 
@@ -99,19 +66,6 @@ const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/RequestI
 /** On every answer to a good key (docs/keys.md), when a rate limit applies. */
 const rateLimitHeaders = { 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' }, RateLimit: { $ref: '#/components/headers/RateLimit' } };
 
-export const defaultErrorText: Record<ErrorStatus, string> = {
-  400: 'A bad parameter or body: `message` names the first, `details` lists every one.',
-  401: '`Missing API key`, `Invalid API key`, `API key expired` or `API key revoked`.',
-  403: '`Invalid scopes`: the key lacks the scope; `details` names it (`needs menu:read`).',
-  404: 'Not found.',
-  409: 'A limit was reached: `message` names it.',
-  413: '`Request body is too large`.',
-  415: 'An unsupported `Content-Type`, `Content-Encoding` or charset.',
-  429: '`Rate limit exceeded`: the key made more requests than its limit allows (`RateLimit-Policy`); or `Too many requests`: 20 failed key attempts from this client within a minute.',
-  502: '`Upstream unavailable` (upstream mode).',
-  503: '`Database unavailable`: the database did not answer within `DATABASE_TIMEOUT_MS`, or cannot be reached; or `Service shutting down`: the service stopped before the request could finish. Try again after `Retry-After` seconds.',
-  504: '`Upstream timeout` (upstream mode).',
-};
 
 function errorResponse(status: ErrorStatus, description: string, spec: OperationSpec): Json {
   const headers: Json = { ...requestIdHeader, ...(spec.auth && (status === 403 || status === 429) ? rateLimitHeaders : {}) };

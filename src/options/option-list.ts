@@ -1,7 +1,7 @@
 import type { OptionSource } from '../manifest/schema.js';
 import type { OptionRecord } from './resources.js';
 import { mapCooperatively, sortCooperatively } from './cooperative.js';
-import { compileTemplate } from './template.js';
+import { compileTemplate } from '../manifest/template.js';
 import { fold, labelCollator as collator } from '../text/label-order.js';
 
 export interface OptionEntry {

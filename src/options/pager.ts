@@ -19,7 +19,7 @@ export interface OptionScope {
   tree: boolean;
 }
 
-export interface OptionPager<Place extends {}> {
+export interface OptionPager<Place extends NonNullable<unknown>> {
   /** Tree format: the stored id of the entry `parent` names (ids compare case-insensitively), or null. */
   findParent(parent: string): Promise<string | null>;
   count(scope: OptionScope): Promise<number>;
@@ -38,7 +38,7 @@ export interface OptionPager<Place extends {}> {
  * next page starts after it (keyset). A cursor this replica did not hand out, or forgot, is
  * served by skipping entries instead.
  */
-export interface Continuations<Place extends {}> {
+export interface Continuations<Place extends NonNullable<unknown>> {
   places: LRUCache<string, Place>;
   key(offset: number): string;
 }
@@ -47,7 +47,7 @@ const invalidParent = () =>
   new AppError('validation', 'parent must be the id of a group of this menu', [{ path: 'parent', message: 'parent must be the id of a group of this menu' }]);
 
 /** The page of `query`: count, read the entries after the cursor's place, render. */
-export async function pageOfOptions<Place extends {}>(pager: OptionPager<Place>, query: OptionQuery, continuations?: Continuations<Place>): Promise<RenderedOptions> {
+export async function pageOfOptions<Place extends NonNullable<unknown>>(pager: OptionPager<Place>, query: OptionQuery, continuations?: Continuations<Place>): Promise<RenderedOptions> {
   const tree = query.format === 'tree';
   let parent: string | null | undefined;
   if (tree) {

@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import { devicePageSize } from '../sources/all-devices.js';
 import type { DeviceSource, Group, Item, MenuSource, Principal } from '../sources/types.js';
 import { flattenTree } from '../text/tree-paths.js';
+import { resourceShapes, type ResourceShape } from '../manifest/resource-fields.js';
 
 /** One record of a resource: the fields a manifest's templates may use. */
 export type OptionRecord = Record<string, unknown> & {
@@ -17,16 +18,11 @@ export interface ResourceSources {
 }
 
 /**
- * The closed set of resources option sources can be built from. Which resource, label,
- * value, order and filters a dropdown uses is declared in manifests/, not here.
+ * The closed set of resources option sources can be built from (their fields and parameters
+ * in manifest/resource-fields.ts) and how each is loaded. Which resource, label, value, order
+ * and filters a dropdown uses is declared in manifests/, not here.
  */
-export interface ResourceDef {
-  area: 'device' | 'menu';
-  /** Path parameters the resource needs, e.g. `menuId`. */
-  params: readonly string[];
-  fields: readonly string[];
-  /** Whether records form a tree (`parent`, `hasChildren`), enabling `format=tree`. */
-  tree: boolean;
+export interface ResourceDef extends ResourceShape {
   load(sources: ResourceSources, principal: Principal, params: Record<string, string>): Promise<OptionRecord[]>;
 }
 
@@ -62,20 +58,14 @@ function flattenItems(items: readonly Item[]): OptionRecord[] {
 
 export const resources: Record<string, ResourceDef> = {
   menus: {
-    area: 'menu',
-    params: [],
-    fields: ['id', 'name', 'description', 'tags'],
-    tree: false,
+    ...resourceShapes.menus,
     async load(sources, principal) {
       const menus = await sources.menus.listMenus(principal);
       return menus.map((m) => ({ id: m.id, name: m.name, description: m.description, tags: m.tags.join(', ') }));
     },
   },
   groups: {
-    area: 'menu',
-    params: ['menuId'],
-    fields: ['id', 'name', 'description', 'path', 'depth', 'tags'],
-    tree: true,
+    ...resourceShapes.groups,
     async load(sources, principal, { menuId }) {
       const groups = await sources.menus.groups(principal, { menus: [menuId!] });
       // An empty answer is either an empty menu or no menu at all: only then ask which.
@@ -87,10 +77,7 @@ export const resources: Record<string, ResourceDef> = {
     },
   },
   items: {
-    area: 'menu',
-    params: ['groupId'],
-    fields: ['id', 'name', 'description', 'path', 'price', 'calories', 'inStock', 'tags'],
-    tree: true,
+    ...resourceShapes.items,
     async load(sources, principal, { groupId }) {
       const [group] = await sources.menus.groups(principal, { groups: [groupId!] });
       if (!group) throw new AppError('not_found', 'Group not found');
@@ -98,10 +85,7 @@ export const resources: Record<string, ResourceDef> = {
     },
   },
   devices: {
-    area: 'device',
-    params: [],
-    fields: ['id', 'name', 'timezone', 'status', 'is_online', 'screen_resolution', 'connection_type', 'last_heartbeat_at'],
-    tree: false,
+    ...resourceShapes.devices,
     /** Page by page: only the fields a template may use are kept, never the whole devices. */
     async load(sources, principal) {
       const records: OptionRecord[] = [];

@@ -64,7 +64,7 @@ function alphabet(): Alphabet {
     if (!number && labelCollator.compare('0', char) < 0) number = String.fromCharCode(rankBase + next++);
     rank.set(char, String.fromCharCode(rankBase + next++));
   }
-  if (!number) number = String.fromCharCode(rankBase + next++);
+  if (!number) number = String.fromCharCode(rankBase + next);
   const marks = new Set<string>();
   for (let code = 0x300; code < 0x370; code++) {
     const mark = String.fromCharCode(code);

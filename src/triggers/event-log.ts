@@ -5,8 +5,6 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
 import { inSlices } from '../db/slices.js';
-import { dropDeliveriesOfEvents } from '../webhooks/attempt-log.js';
-import { queueDeliveries } from '../webhooks/fan-out.js';
 import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
@@ -37,6 +35,23 @@ export interface RecentFilter {
 
 export { LeaseLostError, type PollLease } from './watches.js';
 
+/** An event as the webhooks' fan-out takes it: a device event, or an operational one `about` a hook. */
+export type LoggedEvent = { id: string; type: string; device?: { id: string }; about?: string };
+
+/** Queues deliveries of newly logged events to the key's matching hooks, in the logging transaction. */
+export type QueueDeliveries = (trx: Kysely<Tables>, keyHash: string, events: LoggedEvent[], seqOf: Map<string, number>, now: number) => Promise<void>;
+
+/**
+ * What the event log asks of the webhooks' deliveries: queue them for new events
+ * (webhooks/fan-out.ts queueDeliveries) and, before a retention sweep drops old events, drop
+ * their finished deliveries and name the events still pending (webhooks/attempt-log.ts
+ * dropDeliveriesOfEvents). Declared here and passed in by services.ts: webhooks/ sits above triggers/.
+ */
+export interface EventDeliveries {
+  queue: QueueDeliveries;
+  dropOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[], recent: string): Promise<{ kept: Set<number>; deliveries: number; attempts: number }>;
+}
+
 /**
  * The per-key event log and the poller's snapshot writes. Events are stored as their JSON,
  * so reads splice stored text into the response instead of re-serialising.
@@ -46,6 +61,7 @@ export class EventLog {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly deliveries: EventDeliveries,
     private readonly logger?: Logger,
   ) {}
 
@@ -68,7 +84,7 @@ export class EventLog {
     const fresh = await this.db.transaction(async (trx) => {
       await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null);
       await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
-      return events.length > 0 ? insertEvents(trx, keyHash, events, now) : [];
+      return events.length > 0 ? insertEvents(trx, keyHash, events, now, this.deliveries.queue) : [];
     });
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
     // A mass outage is thousands of lines: written in slices, other work runs in between.
@@ -178,7 +194,7 @@ export class EventLog {
           if (rows.length === 0) return { rows: 0, more: false };
           after = Number(rows[rows.length - 1]!.seq);
           const old = rows.filter((r) => Number(r.created_at) < cutoff).map((r) => Number(r.seq));
-          const dropped = await dropDeliveriesOfEvents(trx, old, recent);
+          const dropped = await this.deliveries.dropOfEvents(trx, old, recent);
           const doomed = old.filter((seq) => !dropped.kept.has(seq));
           for (const part of chunks(doomed)) await trx.deleteFrom('events').where('seq', 'in', part).execute();
           counts.events += doomed.length;
@@ -211,9 +227,16 @@ export const eventWrites = {
   /**
    * Logs operational events (an id already logged for the key is ignored: ids are
    * deterministic) and queues them to the key's other hooks that list their type. `about` is
-   * the hook an event tells of, kept in `device_id`. Returns how many were new.
+   * the hook an event tells of, kept in `device_id`. `queueDeliveries` is the webhooks' fan-out
+   * (webhooks/fan-out.ts), passed by its caller in webhooks/. Returns how many were new.
    */
-  async insertOperational(trx: Kysely<Tables>, keyHash: string, events: Array<{ id: string; type: string; occurred_at: string; about: string; payload: string }>, now: number): Promise<number> {
+  async insertOperational(
+    trx: Kysely<Tables>,
+    keyHash: string,
+    events: Array<{ id: string; type: string; occurred_at: string; about: string; payload: string }>,
+    now: number,
+    queueDeliveries: QueueDeliveries,
+  ): Promise<number> {
     const rows = await trx
       .insertInto('events')
       .values(events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.about, occurred_at: e.occurred_at, payload: e.payload, created_at: now })))
@@ -236,7 +259,7 @@ export interface PruneCounts {
 }
 
 /** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
-async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number): Promise<DeviceEvent[]> {
+async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number, queueDeliveries: QueueDeliveries): Promise<DeviceEvent[]> {
   // In slices: a mass outage (thousands of changes in one poll) stays under both engines'
   // limits on bound parameters, and is still recorded all or nothing.
   const inserted: Array<{ seq: number; id: string }> = [];

@@ -5,7 +5,16 @@ import { chunks } from '../db/chunks.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
-import { hookWrites } from '../webhooks/hook-store.js';
+
+/**
+ * The writes to a key's hooks that go with its watch, in the same transaction: paused with it,
+ * active again when it resumes. webhooks/hook-store.ts's hookWrites (the one writer of
+ * `hooks`), passed in by services.ts: webhooks/ sits above triggers/.
+ */
+export interface KeyHooks {
+  pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<void>;
+  resumeKey(trx: Kysely<Tables>, keyHash: string): Promise<void>;
+}
 
 export interface Watch {
   key_hash: string;
@@ -90,6 +99,7 @@ export class WatchStore {
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: Clock,
+    private readonly keyHooks: KeyHooks,
   ) {}
 
   /**
@@ -122,7 +132,7 @@ export class WatchStore {
           }))
           .where('key_hash', '=', principal.keyHash)
           .execute();
-        await hookWrites.resumeKey(trx, principal.keyHash);
+        await this.keyHooks.resumeKey(trx, principal.keyHash);
       }
       const watch = await trx.selectFrom('watches').select(columns).where('key_hash', '=', principal.keyHash).executeTakeFirstOrThrow();
       let pollNow = false;
@@ -233,7 +243,7 @@ export class WatchStore {
   async pause(keyHash: string, reason: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
-      await hookWrites.pauseKey(trx, keyHash, reason);
+      await this.keyHooks.pauseKey(trx, keyHash, reason);
     });
   }
 }

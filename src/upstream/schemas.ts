@@ -4,7 +4,9 @@ import { tolerantArray, tolerate } from './rejected.js';
 import { canonicalIso } from '../time/timestamps.js';
 import { toGroup } from '../dataset/import.js';
 import type { GroupInput, ItemInput } from '../dataset/schema.js';
-import type { Device, DevicePage, Group, Menu } from '../sources/types.js';
+import type { Device } from '../catalog/device.js';
+import type { Group, Menu } from '../catalog/menu.js';
+import type { DevicePage } from '../catalog/source-queries.js';
 
 /**
  * What the connector accepts from an upstream that serves the device and menu interface (docs/upstream.md). Strict

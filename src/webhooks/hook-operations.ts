@@ -8,7 +8,7 @@ import { formatMicros, parseIso, type Clock } from '../time/timestamps.js';
 import { eventWrites } from '../triggers/event-log.js';
 import { DeliveryLog, parseDeliveryId, testEventType, type DeliveryItem } from './delivery-log.js';
 import { webhookId } from './fan-out.js';
-import { targetOrigin } from './hook-identity.js';
+import { targetOrigin } from '../db/hook-identity.js';
 import type { Hook, HookStore } from './hook-store.js';
 import { recordTest, recover, resendDelivery, type RecoverRange, type RecoverTarget } from './redelivery.js';
 import type { WebhookSender } from './sender.js';

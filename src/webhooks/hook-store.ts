@@ -7,7 +7,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { HookEventType as EventType } from '../catalog/event.js';
-import { hookIdentity, targetOrigin } from './hook-identity.js';
+import { hookIdentity, targetOrigin } from '../db/hook-identity.js';
 import { generateSecret } from './signing.js';
 
 /** What `PATCH /v1/hooks/{id}` may change; absent = unchanged. */

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import { eventWrites } from '../triggers/event-log.js';
 import { deliveryIdText } from './delivery-log.js';
+import { queueDeliveries } from './fan-out.js';
 import type { AttemptRecord } from './delivery-types.js';
 
 /** Why a hook was disabled by its receiver (the hook's `status_reason` says the same). */
@@ -56,7 +57,7 @@ export class OperationalEvents {
       perKey.set(hook.key_hash, list);
     }
     let fresh = 0;
-    for (const [keyHash, events] of perKey) fresh += await this.db.transaction((trx) => eventWrites.insertOperational(trx, keyHash, events, this.clock.now()));
+    for (const [keyHash, events] of perKey) fresh += await this.db.transaction((trx) => eventWrites.insertOperational(trx, keyHash, events, this.clock.now(), queueDeliveries));
     if (fresh > 0) this.wake();
   }
 }

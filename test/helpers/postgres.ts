@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { withPgClient } from '../../src/db/pg-client.js';
 
 /**

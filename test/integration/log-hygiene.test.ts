@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ const served = new Set<string>();
 const servers: PipedServer[] = [];
 
 /** An upstream that misbehaves according to the key it is called with. */
-function misbehave(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
+function misbehave(req: IncomingMessage, res: ServerResponse): void {
   const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
   const fault = faults.find((f) => keys[f] === key);
   if (fault === 'timeout') return; // never answers

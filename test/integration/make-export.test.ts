@@ -7,7 +7,6 @@ import { ExportError } from '../../src/export/export-error.js';
 import { makeApp } from '../../src/export/make.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import { projectRoot } from '../../src/paths.js';
-import type { TestApp } from '../helpers/app.js';
 import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-connector.js';
 
 // The Make export (`npm run export -- make`): the files Make's VS Code extension deploys, named
@@ -18,14 +17,13 @@ const demoKey = 'sk_demo_harbor_ana_all_0123456789';
 const baseUrl = 'https://connector.example.com';
 
 let tmp: string;
-let t: TestApp;
 let connector: ListeningConnector | undefined;
 let base: string;
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'connector-make-test-'));
   connector = await listenDemoConnector({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
-  ({ t, base } = connector);
+  ({ base } = connector);
 });
 
 afterAll(async () => {

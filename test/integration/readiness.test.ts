@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import request from 'supertest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp } from '../helpers/app.js';
 import { testEngine } from '../helpers/engine.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { catalog } from '../fixtures/catalog.js';

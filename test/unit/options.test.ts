@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { compileTemplate, templateFields } from '../../src/options/template.js';
+import { compileTemplate, templateFields } from '../../src/manifest/template.js';
 import { buildOptionList, fold } from '../../src/options/option-list.js';
 import { decodeCursor, encodeCursor, matchesIfNoneMatch, type OptionQuery } from '../../src/options/render.js';
 import { renderOptions } from '../../src/options/pager.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defaultErrorText } from '../../openapi/operation.js';
+import { defaultErrorText } from '../operation-spec.js';
 import { enrolKey } from '../../triggers/device-triggers.js';
 import { eventTypes } from '../../triggers/transitions.js';
 import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';

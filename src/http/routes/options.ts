@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { OptionSource } from '../../manifest/schema.js';
-import type { Json } from '../../openapi/operation.js';
+import type { Json } from '../operation-spec.js';
 import { decodeCursor, matchesIfNoneMatch, type OptionFormat, type OptionQuery } from '../../options/render.js';
 import { resources } from '../../options/resources.js';
 import { nextPageUrl } from '../base-url.js';
