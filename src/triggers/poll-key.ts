@@ -39,7 +39,7 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
   const comparison = new PollComparison<DeviceState>(deps.snapshots, watch.key_hash, deps.heartbeatTimeoutMs, owner);
   let events: DeviceEvent[] = [];
   let vanished: string[];
-  let askedAt = started;
+  let askedAt: number;
   try {
     const principal = { ...(await pollPrincipal(deps, watch, requestId)), signal: stop };
     const source = deps.devices;

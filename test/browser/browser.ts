@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 /** Debian's chromium (CI installs it with apt: .ci/run). */
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -69,7 +69,7 @@ export function describeViolations(violations: AxeViolation[]): string {
 }
 
 /** Waits until the locator shows (with `text`, when given): the assertion fails by timing out, naming what was awaited. */
-export async function see(locator: import('playwright-core').Locator, text?: string | RegExp, timeout = 15_000): Promise<void> {
+export async function see(locator: Locator, text?: string | RegExp, timeout = 15_000): Promise<void> {
   const target = text === undefined ? locator.first() : locator.filter({ hasText: text }).first();
   try {
     await target.waitFor({ state: 'visible', timeout });

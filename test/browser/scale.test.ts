@@ -48,9 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await connector?.stop();
-  // eslint-disable-next-line no-console
   console.log(`console at ${scaleDevices.toLocaleString('en')} devices: ${JSON.stringify(measured)}; largest answer ${Math.max(0, ...answers.map((a) => a.bytes))} bytes over ${answers.length} requests`);
-  // eslint-disable-next-line no-console
   console.log(answers.map((a) => `${a.ms} ms ${a.bytes} B ${a.url}`).join('\n'));
 });
 
