@@ -83,7 +83,10 @@ function currentCommit(): string | null {
 
 function help(): string {
   const names = rows.map((r) => `  ${r.name.padEnd(14)} ${r.description}`).join('\n');
-  const named = rows.filter((r) => r.onlyWhenNamed).map((r) => r.name).join(', ');
+  const named = rows
+    .filter((r) => r.onlyWhenNamed)
+    .map((r) => r.name)
+    .join(', ');
   return `npm run bench [-- <row> ...] [--json <file>]\n\nRows:\n${names}\n\nWithout row names every row runs except ${named} (slow: name it, e.g. npm run bench -- ${named.split(', ')[0]}).\nEach figure is printed beside its target with ✔ (met) or ✘ (missed); a miss exits 1.\n--json <file> also writes the figures with the date, the machine and the commit.\n`;
 }
 
@@ -96,10 +99,13 @@ async function main(): Promise<number> {
   const { names, jsonFile } = parseArgs(argv);
   const settings = readSettings(process.env);
   const selected = selectRows(names);
-  const watchdog = setTimeout(() => {
-    progress(`gave up: the run took longer than ${Math.round(budgetMs(settings, selected) / 1000)} s`);
-    process.exit(2);
-  }, budgetMs(settings, selected));
+  const watchdog = setTimeout(
+    () => {
+      progress(`gave up: the run took longer than ${Math.round(budgetMs(settings, selected) / 1000)} s`);
+      process.exit(2);
+    },
+    budgetMs(settings, selected),
+  );
   watchdog.unref();
 
   const started = performance.now();
@@ -115,7 +121,13 @@ async function main(): Promise<number> {
     } catch (err) {
       erroredRows.push(row.name);
       progress(`${row.name} failed: ${(err as Error).stack ?? String(err)}`);
-      lines.push({ name: row.name, benchmark: row.description, result: `failed: ${(err as Error).message}`, target: '❌ did not run to the end', command: `\`npm run bench -- ${row.name}\`` });
+      lines.push({
+        name: row.name,
+        benchmark: row.description,
+        result: `failed: ${(err as Error).message}`,
+        target: '❌ did not run to the end',
+        command: `\`npm run bench -- ${row.name}\``,
+      });
     }
   }
   const report = benchReport(lines, { erroredRows });
@@ -126,8 +138,12 @@ async function main(): Promise<number> {
   const command = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
   process.stdout.write(`${report.table}\n\n`);
   process.stdout.write(`${report.passed ? '✔ every target met' : `✘ missed: ${report.missed.join(', ')}`}.\n\n`);
-  process.stdout.write(`Measured in one run of \`${command}\` on ${date.slice(0, 10)}, commit ${commit ?? 'unknown'}: Node ${process.version}, ${machine.cores} × ${machine.cpu}, ${machine.platform}; total ${((performance.now() - started) / 1000).toFixed(1)} s.\n`);
-  process.stdout.write(`BENCH_SECONDS=${settings.seconds} BENCH_ROUNDS=${settings.rounds} BENCH_CONCURRENCY=${settings.concurrency} BENCH_CLIENT=${settings.client}.\n\n`);
+  process.stdout.write(
+    `Measured in one run of \`${command}\` on ${date.slice(0, 10)}, commit ${commit ?? 'unknown'}: Node ${process.version}, ${machine.cores} × ${machine.cpu}, ${machine.platform}; total ${((performance.now() - started) / 1000).toFixed(1)} s.\n`,
+  );
+  process.stdout.write(
+    `BENCH_SECONDS=${settings.seconds} BENCH_ROUNDS=${settings.rounds} BENCH_CONCURRENCY=${settings.concurrency} BENCH_CLIENT=${settings.client}.\n\n`,
+  );
   for (const note of [...report.notes, ...rowNotes]) process.stdout.write(`- ${note}\n`);
   if (jsonFile) {
     const figures = { date, machine, commit, command, settings, passed: report.passed, missed: report.missed, lines: report.json, notes: rowNotes };

@@ -65,7 +65,11 @@ function dataset() {
 
 async function setup(force) {
   const db = await open();
-  const have = await db.kysely.selectFrom('device_access').where('user_id', '=', 'usr_scale').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  const have = await db.kysely
+    .selectFrom('device_access')
+    .where('user_id', '=', 'usr_scale')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
   if (!force && Number(have?.n ?? 0) === deviceCount) {
     await db.close();
     return;
@@ -101,14 +105,20 @@ async function one(name) {
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${server.address().port}`;
   const path = scenarios[name];
-  const auth = path.startsWith("/devices?") ? { Authorization: `Bearer ${key}` } : { 'X-API-Key': key };
+  const auth = path.startsWith('/devices?') ? { Authorization: `Bearer ${key}` } : { 'X-API-Key': key };
   const stalls = monitorEventLoopDelay({ resolution: 5 });
   stalls.enable();
   const timed = async (p) => {
     const started = performance.now();
     const res = await fetch(base + p, { headers: auth });
     const body = await res.arrayBuffer();
-    return { ms: performance.now() - started, status: res.status, total: res.headers.get('x-total-count'), link: res.headers.get('link'), bytes: body.byteLength };
+    return {
+      ms: performance.now() - started,
+      status: res.status,
+      total: res.headers.get('x-total-count'),
+      link: res.headers.get('link'),
+      bytes: body.byteLength,
+    };
   };
   const cold = await timed(path);
   const warm = await timed(path);
@@ -117,9 +127,16 @@ async function one(name) {
   server.close();
   await db.close();
   const rssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  const row = [name.padEnd(22), `${cold.status}`, `cold ${cold.ms.toFixed(0).padStart(5)} ms`, `warm ${warm.ms.toFixed(1).padStart(6)} ms`,
-    next ? `next ${next.ms.toFixed(1).padStart(6)} ms` : 'next      -   ', `total ${String(cold.total ?? '-').padStart(6)}`,
-    `max stall ${(stalls.max / 1e6).toFixed(0).padStart(4)} ms`, `rss ${rssMb} MB`];
+  const row = [
+    name.padEnd(22),
+    `${cold.status}`,
+    `cold ${cold.ms.toFixed(0).padStart(5)} ms`,
+    `warm ${warm.ms.toFixed(1).padStart(6)} ms`,
+    next ? `next ${next.ms.toFixed(1).padStart(6)} ms` : 'next      -   ',
+    `total ${String(cold.total ?? '-').padStart(6)}`,
+    `max stall ${(stalls.max / 1e6).toFixed(0).padStart(4)} ms`,
+    `rss ${rssMb} MB`,
+  ];
   console.log(row.join('  '));
 }
 

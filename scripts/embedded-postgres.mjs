@@ -95,8 +95,10 @@ async function startOn(port, options) {
     createPostgresUser: true,
     initdbFlags: durable ? [] : ['--no-sync'],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
       ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
     ],
     onLog,
@@ -120,8 +122,7 @@ async function startOn(port, options) {
     port,
     pid,
     dataDir: options.dataDir,
-    url: (/** @type {string} */ database) =>
-      `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    url: (/** @type {string} */ database) => `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
     stop: () => {
       process.removeListener('exit', stopOnExit);
       return (stopping ??= server.stop());

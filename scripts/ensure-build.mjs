@@ -46,11 +46,7 @@ for (;;) {
 const releaseLock = () => rmdirSync(lock);
 process.on('exit', releaseLock);
 
-const sources = Math.max(
-  newestMtime(join(root, 'src')),
-  newestMtime(join(root, 'bench')),
-  statSync(join(root, 'tsconfig.json')).mtimeMs,
-);
+const sources = Math.max(newestMtime(join(root, 'src')), newestMtime(join(root, 'bench')), statSync(join(root, 'tsconfig.json')).mtimeMs);
 if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   if (!existsSync(tsc)) {
@@ -66,10 +62,7 @@ if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
 // older than its sources or the lock file (a new version of a library it bundles).
 // Vite rewrites index.html at every build: its time is the build's.
 const consoleStamp = join(root, 'dist', 'console', 'index.html');
-const consoleSources = Math.max(
-  newestMtime(join(root, 'console')),
-  statSync(join(root, 'package-lock.json')).mtimeMs,
-);
+const consoleSources = Math.max(newestMtime(join(root, 'console')), statSync(join(root, 'package-lock.json')).mtimeMs);
 if (!existsSync(consoleStamp) || statSync(consoleStamp).mtimeMs < consoleSources) {
   const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
   if (!existsSync(vite)) {

@@ -7,9 +7,7 @@ import { z } from 'zod';
  * start; invalid values stop the process with one line for each invalid variable, all of them
  * at once.
  */
-const boolFlag = z
-  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
-  .transform((v) => v === 'true' || v === '1');
+const boolFlag = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 
 function intIn(min: number, max: number) {
   return z
@@ -25,9 +23,7 @@ const baseUrl = z
   .refine((u) => /^https?:\/\//i.test(u), 'must be an absolute http(s) URL')
   .transform((u) => u.replace(/\/+$/, ''));
 
-const secret = z
-  .string()
-  .refine((s) => decodeSecret(s) !== null, 'must be at least 32 bytes, given as hex or base64');
+const secret = z.string().refine((s) => decodeSecret(s) !== null, 'must be at least 32 bytes, given as hex or base64');
 
 const retrySchedule = z
   .string()
@@ -73,7 +69,10 @@ const allowedTargets = z.string().transform((text, ctx): AllowedTargets => {
   const targets: AllowedTargets = { origins: [], ranges: [] };
   const invalid: string[] = [];
   // Blank entries (a trailing comma) are skipped.
-  for (const entry of text.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const range = parseRange(entry);
     const origin = range ? null : parseOrigin(entry);
     if (range) targets.ranges.push(range);
@@ -102,7 +101,10 @@ const trustProxy = z.string().transform((text, ctx): TrustProxy => {
     ctx.addIssue({ code: 'custom', message: problem });
     return 0;
   }
-  const entries = text.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   const invalid = entries.filter((entry) => isIP(entry) === 0 && parseRange(entry) === null);
   if (entries.length === 0 || invalid.length > 0) {
     const which = invalid.length === 0 ? '' : `; ${invalid.map((e) => JSON.stringify(e)).join(', ')} ${invalid.length === 1 ? 'is' : 'are'} neither`;

@@ -107,10 +107,11 @@ function fromDatabase(err: unknown): AppError | null {
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) return next(err);
-    const known = err instanceof AppError ? err : fromBodyParser((err ?? {}) as BodyParserError, req) ?? fromDatabase(err) ?? fromRouter(err);
+    const known = err instanceof AppError ? err : (fromBodyParser((err ?? {}) as BodyParserError, req) ?? fromDatabase(err) ?? fromRouter(err));
     const error = known ?? new AppError('internal', 'Internal error');
     if (!known) logger.error({ err, requestId: res.getHeader('x-request-id'), route: routeOf(req) }, 'unhandled error');
-    else if (error.code === 'database_unavailable') logger.warn({ err: (err as Error).message, requestId: res.getHeader('x-request-id') }, 'database unavailable');
+    else if (error.code === 'database_unavailable')
+      logger.warn({ err: (err as Error).message, requestId: res.getHeader('x-request-id') }, 'database unavailable');
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     // The access line (request-log.ts) says why, in the words the client got.
     res.locals.errorMessage = error.message;

@@ -132,7 +132,9 @@ function gracefulShutdown(server: Server, services: Services, db: Db, logger: Lo
     force.unref();
     // Background work stops now, beside the requests: polls end at their next page; a request's
     // own poll (a key's baseline) with the requests' grace period.
-    const background = services.close(shutdownGraceMs).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'background work did not stop cleanly'));
+    const background = services
+      .close(shutdownGraceMs)
+      .catch((err: unknown) => logger.error({ err: (err as Error).message }, 'background work did not stop cleanly'));
     server.close(async () => {
       await background;
       closingDatabase = true;

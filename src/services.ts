@@ -128,7 +128,16 @@ export function buildServices(deps: ServiceDeps): Services {
   const embeddedVerify = embeddedKeyVerifier(db, clock);
   const client = (area: 'device' | 'menu', baseUrl: string | undefined) =>
     baseUrl
-      ? new UpstreamClient({ baseUrl, area, timeoutMs: config.UPSTREAM_TIMEOUT_MS, retries: config.UPSTREAM_RETRIES, logger, clock, fetch: deps.fetch, metrics })
+      ? new UpstreamClient({
+          baseUrl,
+          area,
+          timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          retries: config.UPSTREAM_RETRIES,
+          logger,
+          clock,
+          fetch: deps.fetch,
+          metrics,
+        })
       : null;
   const deviceClient = client('device', config.DEVICE_API_URL);
   const menuClient = client('menu', config.MENU_API_URL);
@@ -225,7 +234,10 @@ export function buildServices(deps: ServiceDeps): Services {
     },
     options: new OptionsService(
       { devices: rawDevices, menus: rawMenus },
-      { menu: cache('menu_options', config.OPTIONS_CACHE_TTL_MS, menuClient !== null), device: cache('device_options', config.DEVICE_CACHE_TTL_MS, deviceClient !== null) },
+      {
+        menu: cache('menu_options', config.OPTIONS_CACHE_TTL_MS, menuClient !== null),
+        device: cache('device_options', config.DEVICE_CACHE_TTL_MS, deviceClient !== null),
+      },
       {
         devices: deviceClient ? undefined : new DatabaseDeviceOptions(embeddedDeviceOptions(db)),
         groups: menuClient ? undefined : new DatabaseGroupOptions(embeddedGroupOptions(db)),
@@ -267,7 +279,15 @@ export function buildServices(deps: ServiceDeps): Services {
         );
       const upstream = (c: UpstreamClient, probePath: string) =>
         bounded(c.sinceLastAnswer() < recentAnswerMs ? Promise.resolve(true) : c.probe(probePath), 'not answering');
-      const checks: Array<[string, Promise<string>]> = [['database', bounded(db.ping().then(() => true), 'unavailable')]];
+      const checks: Array<[string, Promise<string>]> = [
+        [
+          'database',
+          bounded(
+            db.ping().then(() => true),
+            'unavailable',
+          ),
+        ],
+      ];
       if (deviceClient) checks.push(['device_upstream', upstream(deviceClient, '/devices?page_size=1')]);
       if (menuClient) checks.push(['menu_upstream', upstream(menuClient, '/v1/menus')]);
       return Object.fromEntries(await Promise.all(checks.map(async ([name, check]) => [name, await check] as const)));

@@ -45,7 +45,10 @@ export interface ServerChild<Info> {
 /** Forks a compiled bench module (a URL next to the caller) and waits for its `ready`. */
 export async function startChild<Info>(module: URL, options: unknown): Promise<ServerChild<Info>> {
   // The child's stdout goes to our stderr: stdout is reserved for the table.
-  const child = fork(module, [JSON.stringify(options)], { stdio: ['ignore', 2, 2, 'ipc'], execArgv: process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CHILD_PROF] : [] });
+  const child = fork(module, [JSON.stringify(options)], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+    execArgv: process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CHILD_PROF] : [],
+  });
   live.add(child);
   child.once('exit', () => live.delete(child));
   let nextId = 1;

@@ -128,12 +128,17 @@ export function settledHeap(): HeapFigures {
 
 /** Rows in a table. */
 export async function count(db: Db, table: 'device_snapshots' | 'events' | 'deliveries'): Promise<number> {
-  const row = await db.kysely.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  const row = await db.kysely
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
 /** Rows of a table per value of a column. */
 export async function countBy(db: Db, table: 'events' | 'deliveries', column: 'type' | 'status'): Promise<Record<string, number>> {
-  const rows = await sql<{ k: string; n: number }>`SELECT ${sql.ref(column)} AS k, count(*) AS n FROM ${sql.table(table)} GROUP BY ${sql.ref(column)}`.execute(db.kysely);
+  const rows = await sql<{ k: string; n: number }>`SELECT ${sql.ref(column)} AS k, count(*) AS n FROM ${sql.table(table)} GROUP BY ${sql.ref(column)}`.execute(
+    db.kysely,
+  );
   return Object.fromEntries(rows.rows.map((r) => [r.k, Number(r.n)]));
 }

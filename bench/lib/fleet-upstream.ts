@@ -46,7 +46,10 @@ export class FleetUpstream {
   private readonly byKey = new Map<string, number>();
   private server: Server | null = null;
 
-  constructor(readonly keyCount: number, readonly devicesPerKey: number) {
+  constructor(
+    readonly keyCount: number,
+    readonly devicesPerKey: number,
+  ) {
     if (devicesPerKey > 256) throw new Error('at most 256 devices per key');
     const now = Date.now() * 1000;
     this.devices = Array.from({ length: keyCount }, (_, k) =>

@@ -117,7 +117,9 @@ async function httpWorker(shared: Shared, agent?: Agent): Promise<void> {
 /** One keep-alive connection speaking just enough HTTP/1.1 for Content-Length responses. */
 function rawWorker(shared: Shared): Promise<void> {
   const url = new URL(shared.options.url);
-  const headerLines = Object.entries(shared.options.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const headerLines = Object.entries(shared.options.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   const requestBytes = Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${headerLines}\r\n`, 'latin1');
   return new Promise<void>((resolve) => {
     const socket: Socket = connect({ host: url.hostname, port: Number(url.port), noDelay: true });

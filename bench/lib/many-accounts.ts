@@ -112,7 +112,9 @@ export async function runManyAccounts(engine: Engine, scratch: string): Promise<
     // The worst gap through a mass outage, with the cores shared.
     await sleep(many.intervalMs);
     spin = spinner();
-    progress(`many accounts [${engine}]: mass outage (${many.outageDevices} devices of every account offline, back an interval later), another process spinning`);
+    progress(
+      `many accounts [${engine}]: mass outage (${many.outageDevices} devices of every account offline, back an interval later), another process spinning`,
+    );
     const from = Date.now();
     const flipAll = () => {
       for (let k = 0; k < many.keys; k += 1) for (let d = 0; d < many.outageDevices; d += 1) fleet.flip(k, d);

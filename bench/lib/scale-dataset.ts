@@ -89,8 +89,12 @@ export function writeScaleDataset(file: string): number {
     const out = new Out(fd);
     const small = [...range(smallAccounts)].map((n) => n + 1);
     out.put('{\n');
-    array(out, 'accounts', ['big', ...small], (a) => JSON.stringify(a === 'big' ? { id: 'acc_scale_big', name: 'Big Chain' } : { id: `acc_scale_small_${a}`, name: `Small Café ${a}` }));
-    array(out, 'users', ['big', ...small], (a) => JSON.stringify({ id: `usr_scale_${a}`, account_id: a === 'big' ? 'acc_scale_big' : `acc_scale_small_${a}`, name: `User ${a}` }));
+    array(out, 'accounts', ['big', ...small], (a) =>
+      JSON.stringify(a === 'big' ? { id: 'acc_scale_big', name: 'Big Chain' } : { id: `acc_scale_small_${a}`, name: `Small Café ${a}` }),
+    );
+    array(out, 'users', ['big', ...small], (a) =>
+      JSON.stringify({ id: `usr_scale_${a}`, account_id: a === 'big' ? 'acc_scale_big' : `acc_scale_small_${a}`, name: `User ${a}` }),
+    );
     const scopes = ['device:read', 'menu:read', 'hooks:write'];
     const keys = [
       { id: 'key_scale_big_main', user_id: 'usr_scale_big', name: 'Big (main)', scopes, key: bigKeys.main },
@@ -103,7 +107,8 @@ export function writeScaleDataset(file: string): number {
         yield JSON.stringify(benchDeviceRecord(bigDeviceId(i), `Store ${Math.floor(i / places.length) + 1} ${places[i % places.length]}`, i, 'usr_scale_big'));
       }
       for (const a of small) {
-        for (let i = 0; i < smallDevices; i += 1) yield JSON.stringify(benchDeviceRecord(smallDeviceId(a, i), `Café ${a} screen ${i + 1}`, i, `usr_scale_${a}`));
+        for (let i = 0; i < smallDevices; i += 1)
+          yield JSON.stringify(benchDeviceRecord(smallDeviceId(a, i), `Café ${a} screen ${i + 1}`, i, `usr_scale_${a}`));
       }
     };
     array(out, 'devices', devices(), (d) => d);

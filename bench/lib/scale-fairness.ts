@@ -69,7 +69,10 @@ export function deviceOf(a: Arrival): string {
 export async function measureFairness(o: FairnessOptions): Promise<FairnessMeasured> {
   const { db } = o;
   const count = async (status?: 'pending') => {
-    let q = db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('hook_id', '=', o.bigHookId);
+    let q = db.kysely
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('hook_id', '=', o.bigHookId);
     if (status) q = q.where('status', '=', status);
     return Number((await q.executeTakeFirst())?.n ?? 0);
   };
@@ -83,7 +86,9 @@ export async function measureFairness(o: FairnessOptions): Promise<FairnessMeasu
   const atOnce = { queued, waitedMs: Date.now() - t0 };
   let batches = 0;
   if (queued < o.backlog) {
-    progress(`scale: ${o.backlog} devices offline at once queued ${queued} deliveries in ${(atOnce.waitedMs / 1000).toFixed(0)} s; queueing them ${o.batch} a poll instead`);
+    progress(
+      `scale: ${o.backlog} devices offline at once queued ${queued} deliveries in ${(atOnce.waitedMs / 1000).toFixed(0)} s; queueing them ${o.batch} a poll instead`,
+    );
     await setHeartbeats(db, ids, Date.now() * 1000); // back online: as in the snapshot, which the failed polls left as it was
     for (let at = 0; at < ids.length; at += o.batch) {
       batches += 1;
@@ -101,8 +106,14 @@ export async function measureFairness(o: FairnessOptions): Promise<FairnessMeasu
   const complete = await until(() => (first = o.slow.arrivals.find((a) => deviceOf(a) === smallDevice)) !== undefined, o.firstWaitMs, 20);
   const backlogLeft = await count('pending');
   const bigDelivered = o.slow.arrivals.filter((a) => a.at <= (first?.at ?? Infinity) && deviceOf(a) !== smallDevice).length;
-  const event = await db.kysely.selectFrom('events').select('created_at').where('key_hash', '=', hashKey(smallKey(1))).where('device_id', '=', smallDevice).executeTakeFirst();
-  const signed = (a: Arrival) => verify(o.smallHook.secret, { 'webhook-id': a.id, 'webhook-timestamp': a.timestamp, 'webhook-signature': a.signature }, a.body, Math.floor(a.at / 1000));
+  const event = await db.kysely
+    .selectFrom('events')
+    .select('created_at')
+    .where('key_hash', '=', hashKey(smallKey(1)))
+    .where('device_id', '=', smallDevice)
+    .executeTakeFirst();
+  const signed = (a: Arrival) =>
+    verify(o.smallHook.secret, { 'webhook-id': a.id, 'webhook-timestamp': a.timestamp, 'webhook-signature': a.signature }, a.body, Math.floor(a.at / 1000));
   return {
     atOnce,
     batches,

@@ -64,7 +64,12 @@ export interface ScaleMeasured {
 
 const timeouts = { start: 60_000, importMs: 300_000, request: 60_000, polls: 45_000, offline: 90_000, queued: 25_000, batch: 75_000, fairness: 60_000 };
 
-async function call(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<{ ms: number; status: number; text: string; headers: Headers }> {
+async function call(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ ms: number; status: number; text: string; headers: Headers }> {
   const t0 = performance.now();
   try {
     const res = await fetch(url, {
@@ -109,7 +114,12 @@ function runImport(file: string, env: NodeJS.ProcessEnv, cwd: string): Promise<{
 
 async function plannerState(db: Db): Promise<string> {
   const auto = await sql<{ autovacuum: string }>`SHOW autovacuum`.execute(db.kysely);
-  const stats = await sql<{ relname: string; analyzed: string | null }>`SELECT relname, coalesce(last_analyze, last_autoanalyze)::text AS analyzed FROM pg_stat_user_tables WHERE relname IN ('devices', 'device_access') ORDER BY relname`.execute(db.kysely);
+  const stats = await sql<{
+    relname: string;
+    analyzed: string | null;
+  }>`SELECT relname, coalesce(last_analyze, last_autoanalyze)::text AS analyzed FROM pg_stat_user_tables WHERE relname IN ('devices', 'device_access') ORDER BY relname`.execute(
+    db.kysely,
+  );
   return `autovacuum ${auto.rows[0]?.autovacuum}; ${stats.rows.map((r) => `${r.relname} ${r.analyzed ? `analyzed ${r.analyzed}` : 'never analyzed'}`).join(', ')}`;
 }
 
@@ -177,19 +187,30 @@ export async function runScale(engine: Engine, datasetFile: string, scratch: str
     marks.push(['poll', Date.now()]);
     const enrol = await call(`${base}/v1/triggers/device-status`, 'GET', { 'x-api-key': bigKeys.main });
     const bigHash = hashKey(bigKeys.main);
-    const nextPoll = async () => Number((await db!.kysely.selectFrom('watches').select('next_poll_at').where('key_hash', '=', bigHash).executeTakeFirst())?.next_poll_at ?? 0);
+    const nextPoll = async () =>
+      Number((await db!.kysely.selectFrom('watches').select('next_poll_at').where('key_hash', '=', bigHash).executeTakeFirst())?.next_poll_at ?? 0);
     const seen = new Set([await nextPoll()]);
     await until(async () => (seen.add(await nextPoll()), seen.size >= 3), timeouts.polls, 200); // two background polls recorded
 
     progress(`scale [${engine}]: ${scale.offlineDevices} devices go offline`);
     marks.push(['offline', Date.now()]);
-    const hook0 = JSON.parse((await call(`${base}/v1/hooks`, 'POST', { 'x-api-key': bigKeys.main }, { target_url: fast.url })).text) as { id: string; secret: string };
+    const hook0 = JSON.parse((await call(`${base}/v1/hooks`, 'POST', { 'x-api-key': bigKeys.main }, { target_url: fast.url })).text) as {
+      id: string;
+      secret: string;
+    };
     const offlineAt = Date.now();
-    await setHeartbeats(db, Array.from({ length: scale.offlineDevices }, (_, i) => bigDeviceId(i)), (offlineAt - scale.heartbeatTimeoutMs) * 1000);
+    await setHeartbeats(
+      db,
+      Array.from({ length: scale.offlineDevices }, (_, i) => bigDeviceId(i)),
+      (offlineAt - scale.heartbeatTimeoutMs) * 1000,
+    );
     const complete = await fast.waitFor(scale.offlineDevices, timeouts.offline);
     await new Promise((resolve) => setTimeout(resolve, 300)); // strays (duplicates) would arrive now
     const check = fast.check(hook0.secret);
-    const created = await sql<{ lo: number; hi: number }>`SELECT min(created_at) AS lo, max(created_at) AS hi FROM events WHERE key_hash = ${bigHash} AND type = 'device.offline'`.execute(db.kysely);
+    const created = await sql<{
+      lo: number;
+      hi: number;
+    }>`SELECT min(created_at) AS lo, max(created_at) AS hi FROM events WHERE key_hash = ${bigHash} AND type = 'device.offline'`.execute(db.kysely);
     const offline = {
       delivered: check.count,
       verified: check.count - check.badSignatures,
@@ -204,7 +225,10 @@ export async function runScale(engine: Engine, datasetFile: string, scratch: str
     marks.push(['fairness', Date.now()]);
     await call(`${base}/v1/hooks/${hook0.id}`, 'DELETE', { 'x-api-key': bigKeys.main });
     const hook1 = JSON.parse((await call(`${base}/v1/hooks`, 'POST', { 'x-api-key': bigKeys.main }, { target_url: slow.url })).text) as { id: string };
-    const hook2 = JSON.parse((await call(`${base}/v1/hooks`, 'POST', { 'x-api-key': smallKey(1) }, { target_url: slow.url })).text) as { id: string; secret: string };
+    const hook2 = JSON.parse((await call(`${base}/v1/hooks`, 'POST', { 'x-api-key': smallKey(1) }, { target_url: slow.url })).text) as {
+      id: string;
+      secret: string;
+    };
     if (!hook1.id || !hook2.id) throw new Error('could not subscribe the fairness hooks');
     const fairness = await measureFairness({
       db,
@@ -223,7 +247,21 @@ export async function runScale(engine: Engine, datasetFile: string, scratch: str
     const planner = engine === 'postgres' ? await plannerState(db) : '';
     const samples = await probe.call<ProbeSamples>('finish');
     const peakRss = service.memory()?.peak ?? NaN;
-    return { engine, importMs: imported.ms, importPeakRss: imported.peakRss, startMs, dropdowns, enrolMs: enrol.ms, enrolStatus: enrol.status, offline, fairness, marks, probe: samples, peakRss, planner };
+    return {
+      engine,
+      importMs: imported.ms,
+      importPeakRss: imported.peakRss,
+      startMs,
+      dropdowns,
+      enrolMs: enrol.ms,
+      enrolStatus: enrol.status,
+      offline,
+      fairness,
+      marks,
+      probe: samples,
+      peakRss,
+      planner,
+    };
   } finally {
     await probe?.stop();
     await service?.stop();

@@ -86,7 +86,9 @@ export class ServiceProcess {
   /** CPU time (user + system, all threads) the process has used so far, in ms, from /proc/<pid>/stat; NaN where there is none. */
   cpuMs(): number {
     try {
-      const fields = readFileSync(`/proc/${this.pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+      const fields = readFileSync(`/proc/${this.pid}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ');
       // utime and stime are fields 14 and 15 of the line (11 and 12 after the command), in clock ticks (100 a second on Linux).
       return (Number(fields[11]) + Number(fields[12])) * 10;
     } catch {

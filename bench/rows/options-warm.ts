@@ -47,7 +47,14 @@ function get(url: string): Promise<{ status: number; body: Buffer; headers: Reco
 
 async function measure(target: Target, settings: BenchSettings, durationMs: number, expectBytes: number) {
   const before = await target.child.call<{ cpuMicros: number; wallMs: number }>('cpu');
-  const result = await runLoad({ url: `${target.child.info.url}${path}`, headers, concurrency: settings.concurrency, durationMs, expectBytes, client: settings.client });
+  const result = await runLoad({
+    url: `${target.child.info.url}${path}`,
+    headers,
+    concurrency: settings.concurrency,
+    durationMs,
+    expectBytes,
+    client: settings.client,
+  });
   const after = await target.child.call<{ cpuMicros: number; wallMs: number }>('cpu');
   const cpuMicros = after.cpuMicros - before.cpuMicros;
   const serverCpu = cpuMicros / 1000 / (after.wallMs - before.wallMs);
@@ -124,7 +131,13 @@ async function run(settings: BenchSettings): Promise<RowOutput> {
         target: '—',
         command: cmd,
       },
-      { row: 1, benchmark: 'same bytes, bare Express 5 route (`res.type(\'json\').send(bytes)`, Express defaults)', result: figure(e), target: '—', command: cmd },
+      {
+        row: 1,
+        benchmark: "same bytes, bare Express 5 route (`res.type('json').send(bytes)`, Express defaults)",
+        result: figure(e),
+        target: '—',
+        command: cmd,
+      },
       { row: 1, benchmark: 'same bytes, bare `node:http` server', result: figure(n), target: '—', command: cmd },
       {
         row: 1,

@@ -193,7 +193,13 @@ async function runOn(engine: Engine): Promise<RowOutput> {
       `${name} [${engine}]: per poll (ms): ${measured.map((m) => `${m.label} ${m.ms.toFixed(1)} [conn CPU ${m.connectorCpuMs.toFixed(0)}, upstream CPU ${m.upstreamCpuMs.toFixed(0)}, ${m.requests} req, ${m.events} ev]`).join('; ')}.`,
       `${name} [${engine}]: upstream calls in all: ${final.total} (GET /devices ${final.deviceLists}, statuses ${JSON.stringify(final.statuses)}); pages of the last poll: ${(measured.at(-1)?.pages ?? []).join(', ')}.`,
       `${name} [${engine}]: heap (heapUsed after 2 full GCs, ${heapBefore.gc}): before enrolment ${kib(heapBefore.heapUsed)}, after the baseline ${kib(heapAfterBaseline.heapUsed)} (${perDevice(retainedBaseline)}/device), after poll ${steadyPolls / 2 + 1} ${kib(heapMid!.heapUsed)}, after all polls ${kib(heapAfter.heapUsed)}; rss ${kib(heapBefore.rss)} → ${kib(heapAfter.rss)}; peak sampled heapUsed during unchanged polls ${kib(Math.max(...steady.map((m) => m.peakHeapUsed)))}. The poller keeps no per-device state in memory between polls (it reads the snapshot from the database each time), so the retained figure is expected to be ~0 and the per-poll working set is the transient one.`,
-      `${name} [${engine}]: database (${engine === 'sqlite' ? 'page_count × page_size, WAL included' : 'pg_database_size'}): ${kib(dbBefore.bytes)} before, ${kib(dbAfterBaseline.bytes)} after the baseline (${fmtInt(dbAfterBaseline.snapshotRows)} snapshot rows), ${kib(dbAfter.bytes)} after all polls (${fmtInt(dbAfter.eventRows)} events, payload = full device JSON)${dbAfter.tables ? `; per table: ${Object.entries(dbAfter.tables).map(([t, b]) => `${t} ${kib(b)}`).join(', ')}` : '; dbstat not available'}.`,
+      `${name} [${engine}]: database (${engine === 'sqlite' ? 'page_count × page_size, WAL included' : 'pg_database_size'}): ${kib(dbBefore.bytes)} before, ${kib(dbAfterBaseline.bytes)} after the baseline (${fmtInt(dbAfterBaseline.snapshotRows)} snapshot rows), ${kib(dbAfter.bytes)} after all polls (${fmtInt(dbAfter.eventRows)} events, payload = full device JSON)${
+        dbAfter.tables
+          ? `; per table: ${Object.entries(dbAfter.tables)
+              .map(([t, b]) => `${t} ${kib(b)}`)
+              .join(', ')}`
+          : '; dbstat not available'
+      }.`,
     ];
     return { rows, notes };
   } finally {

@@ -163,7 +163,9 @@ function tableRow(m: Measured): TableRow {
       `keys polled per interval: **${fmtInt(m.polls / measuredIntervals)}** of ${fmtInt(keyCount)} (polls ÷ ${measuredIntervals} intervals; distinct keys per 10 s slot ${m.keysPerInterval.map(fmtInt).join(' / ')}) · ` +
       `keys polled twice in one interval: **${fmtInt(m.keysPolledTwice)}** · longest gap between two polls of a key: **${(m.longestGapMs / 1000).toFixed(2)} s** · ` +
       `enrolment of all keys through r1 ${(m.enrolMs / 1000).toFixed(1)} s` +
-      (m.usedPostgres ? '' : ' · ⚠ the service ignored DATABASE_URL (no tables in the database): each replica ran on its own SQLite file, so the second one watched nothing'),
+      (m.usedPostgres
+        ? ''
+        : ' · ⚠ the service ignored DATABASE_URL (no tables in the database): each replica ran on its own SQLite file, so the second one watched nothing'),
     target: `every key once per interval: 0 twice, longest gap ≤ 1.5 × interval — ${met ? '✅ met' : '❌ not met'}`,
     command: `\`${commandFor(name)}\``,
   };

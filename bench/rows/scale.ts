@@ -59,10 +59,12 @@ function linesFor(m: ScaleMeasured): { rows: TableRow[]; notes: string[] } {
   const small = requests.filter((r) => r.kind === 'small');
   const phases = m.marks.filter(([l]) => l !== 'end').map(([l]) => l);
   const byPhase = (samples: RequestSample[]) =>
-    phases.map((p) => {
-      const w = worst(samples.filter((s) => phaseOf(m, s.at) === p));
-      return `${p} ${w ? fmtMs(w.ms) : 'n/a'}`;
-    }).join(', ');
+    phases
+      .map((p) => {
+        const w = worst(samples.filter((s) => phaseOf(m, s.at) === p));
+        return `${p} ${w ? fmtMs(w.ms) : 'n/a'}`;
+      })
+      .join(', ');
   const wh = worst(healthz);
   const ws = worst(small);
   const failed = (xs: RequestSample[]) => xs.filter((r) => r.status < 200 || r.status >= 400).length;
@@ -113,14 +115,24 @@ function linesFor(m: ScaleMeasured): { rows: TableRow[]; notes: string[] } {
     {
       row: 7,
       benchmark: `[${e}] scale: meanwhile, the worst \`/healthz\` (every ${scale.probeEveryMs} ms, whole scenario)`,
-      result: `**${fmtMs(wh?.ms ?? NaN)}** of ${fmtInt(healthz.length)} (p99 ${fmtMs(percentile(healthz.map((r) => r.ms), 99))}; worst per phase: ${byPhase(healthz)})${failed(healthz) ? ` · ${failed(healthz)} failed` : ''}`,
+      result: `**${fmtMs(wh?.ms ?? NaN)}** of ${fmtInt(healthz.length)} (p99 ${fmtMs(
+        percentile(
+          healthz.map((r) => r.ms),
+          99,
+        ),
+      )}; worst per phase: ${byPhase(healthz)})${failed(healthz) ? ` · ${failed(healthz)} failed` : ''}`,
       target: `≤ 250 ms ${mark(healthz.length > 0 && (wh?.ms ?? Infinity) <= targets.probeMs && failed(healthz) === 0)}`,
       command: cmd,
     },
     {
       row: 7,
       benchmark: `[${e}] scale: meanwhile, the worst small account's request (${smallAccounts} accounts × ${smallDevices} devices; dropdowns and \`GET /devices\`, every ${scale.probeEveryMs} ms)`,
-      result: `**${fmtMs(ws?.ms ?? NaN)}** (${ws?.what ?? 'none'}) of ${fmtInt(small.length)} (p99 ${fmtMs(percentile(small.map((r) => r.ms), 99))}; worst per phase: ${byPhase(small)})${failed(small) ? ` · ${failed(small)} failed` : ''}`,
+      result: `**${fmtMs(ws?.ms ?? NaN)}** (${ws?.what ?? 'none'}) of ${fmtInt(small.length)} (p99 ${fmtMs(
+        percentile(
+          small.map((r) => r.ms),
+          99,
+        ),
+      )}; worst per phase: ${byPhase(small)})${failed(small) ? ` · ${failed(small)} failed` : ''}`,
       target: `≤ 250 ms ${mark(small.length > 0 && (ws?.ms ?? Infinity) <= targets.probeMs && failed(small) === 0)}`,
       command: cmd,
     },
@@ -198,10 +210,12 @@ async function run(): Promise<RowOutput> {
     if (big) progress(`${name}: dataset written (${mib(bytes)}) in ${secs(genMs)}`);
     const out: RowOutput = {
       rows: [],
-      notes: !big ? [] : [
-        `${name}: dataset generated and written as it is made (${mib(bytes)} in ${secs(genMs)}): one account with ${fmtInt(scaleDevices)} devices and a menu of ${fmtInt(scaleGroups)} groups (2 levels), ${smallAccounts} small accounts with ${smallDevices} devices and 30 groups each; imported with \`npm run import\`, so the service starts with its catalog stored.`,
-        `${name}: service settings: POLL_INTERVAL_MS=${scale.pollIntervalMs}, HEARTBEAT_TIMEOUT_MS=${scale.heartbeatTimeoutMs} (devices go offline when the row ages their heartbeat in the database, as a device that stops beating would), WEBHOOK_ALLOW_PRIVATE_TARGETS=true; receivers and probes on 127.0.0.1. A probe process asks /healthz and a small account's request every ${scale.probeEveryMs} ms each and scrapes /metrics every ${scale.scrapeEveryMs / 1000} s; the p99 of a scrape covers the window since the one before, so the worst scrape bounds the p99 of the whole scenario from above.`,
-      ],
+      notes: !big
+        ? []
+        : [
+            `${name}: dataset generated and written as it is made (${mib(bytes)} in ${secs(genMs)}): one account with ${fmtInt(scaleDevices)} devices and a menu of ${fmtInt(scaleGroups)} groups (2 levels), ${smallAccounts} small accounts with ${smallDevices} devices and 30 groups each; imported with \`npm run import\`, so the service starts with its catalog stored.`,
+            `${name}: service settings: POLL_INTERVAL_MS=${scale.pollIntervalMs}, HEARTBEAT_TIMEOUT_MS=${scale.heartbeatTimeoutMs} (devices go offline when the row ages their heartbeat in the database, as a device that stops beating would), WEBHOOK_ALLOW_PRIVATE_TARGETS=true; receivers and probes on 127.0.0.1. A probe process asks /healthz and a small account's request every ${scale.probeEveryMs} ms each and scrapes /metrics every ${scale.scrapeEveryMs / 1000} s; the p99 of a scrape covers the window since the one before, so the worst scrape bounds the p99 of the whole scenario from above.`,
+          ],
     };
     for (const engine of benchEngines()) {
       if (big) {
@@ -221,7 +235,8 @@ async function run(): Promise<RowOutput> {
 export const scaleRow: BenchRow = {
   name,
   contractRow: 7,
-  description: 'scale: 100,000 devices and 20,000 groups in one account beside small ones → cold dropdowns, poll, 2,000 offline end to end, /healthz and small accounts meanwhile, lag, memory, fairness (slow; only when named)',
+  description:
+    'scale: 100,000 devices and 20,000 groups in one account beside small ones → cold dropdowns, poll, 2,000 offline end to end, /healthz and small accounts meanwhile, lag, memory, fairness (slow; only when named)',
   onlyWhenNamed: true,
   budgetMs: 30 * 60_000,
   run,

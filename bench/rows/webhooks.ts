@@ -158,7 +158,9 @@ async function runOn(engine: Engine): Promise<RowOutput> {
     // ceiling: the same bodies, signed and POSTed by a bare loop at the same concurrency. One
     // 2,000-delivery burst lasts about a second, so a single pair moves by ±15% on a shared
     // machine; the row reports the median rate over the median ceiling, and every round.
-    progress(`${name}: ${fmtInt(burstEvents)} devices go offline or come back, ${oneTargetRounds} times → ${fmtInt(burstEvents)} deliveries to one receiver each time`);
+    progress(
+      `${name}: ${fmtInt(burstEvents)} devices go offline or come back, ${oneTargetRounds} times → ${fmtInt(burstEvents)} deliveries to one receiver each time`,
+    );
     const rounds: Array<{ one: Throughput; ceilingRate: number; ceilingOk: boolean; stats: QueueStats }> = [];
     for (let round = 0; round < oneTargetRounds; round += 1) {
       const target = round === 0 ? single : await receiver();
@@ -170,7 +172,12 @@ async function runOn(engine: Engine): Promise<RowOutput> {
       await child.call('deleteHook', { id: hook.id });
       const bare = await receiver();
       const bodies = target.arrivals.slice(0, burstEvents).map((a) => ({ id: a.id, body: a.body }));
-      const ceiling = await child.call<{ ms: number; failed: number }>('ceiling', { url: bare.url, secret: hook.secret, bodies, concurrency: perTargetConcurrency });
+      const ceiling = await child.call<{ ms: number; failed: number }>('ceiling', {
+        url: bare.url,
+        secret: hook.secret,
+        bodies,
+        concurrency: perTargetConcurrency,
+      });
       const ceilingRate = (bodies.length * 1000) / ceiling.ms;
       rounds.push({ one, ceilingRate, ceilingOk: bare.check(hook.secret).badSignatures === 0 && ceiling.failed === 0, stats });
     }
@@ -182,10 +189,18 @@ async function runOn(engine: Engine): Promise<RowOutput> {
     const ceilingsOk = rounds.every((r) => r.ceilingOk);
 
     // 2. four targets
-    progress(`${name}: they come back online → ${multiTargets} hooks × ${fmtInt(burstEvents)} = ${fmtInt(multiTargets * burstEvents)} deliveries to ${multiTargets} receivers`);
+    progress(
+      `${name}: they come back online → ${multiTargets} hooks × ${fmtInt(burstEvents)} = ${fmtInt(multiTargets * burstEvents)} deliveries to ${multiTargets} receivers`,
+    );
     const hooksB = [];
     for (const r of multi) hooksB.push(await child.call<{ id: string; secret: string }>('createHook', { url: r.url }));
-    const four = await measureBurst(child, multi, hooksB.map((h) => h.secret), () => child.call('setHeartbeats', { indexes: burstIndexes, ageMs: 0 }), burstEvents);
+    const four = await measureBurst(
+      child,
+      multi,
+      hooksB.map((h) => h.secret),
+      () => child.call('setHeartbeats', { indexes: burstIndexes, ageMs: 0 }),
+      burstEvents,
+    );
     const statsFour = await child.call<QueueStats>('deliveryStats');
     for (const h of hooksB) await child.call('deleteHook', { id: h.id });
 
@@ -193,7 +208,13 @@ async function runOn(engine: Engine): Promise<RowOutput> {
     progress(`${name}: ${slowEvents} devices go offline again → ${slowEvents} deliveries to a receiver answering after ${slowAnswerMs} ms`);
     const hookS = await child.call<{ id: string; secret: string }>('createHook', { url: slow.url });
     const slowIndexes = burstIndexes.slice(0, slowEvents);
-    const slowRun = await measureBurst(child, [slow], [hookS.secret], () => child.call('setHeartbeats', { indexes: slowIndexes, ageMs: heartbeatTimeoutMs + 60_000 }), slowEvents);
+    const slowRun = await measureBurst(
+      child,
+      [slow],
+      [hookS.secret],
+      () => child.call('setHeartbeats', { indexes: slowIndexes, ageMs: heartbeatTimeoutMs + 60_000 }),
+      slowEvents,
+    );
     const statsSlow = await child.call<QueueStats>('deliveryStats');
     await child.call('deleteHook', { id: hookS.id });
 

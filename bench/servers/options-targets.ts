@@ -14,7 +14,6 @@ import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.
  */
 export type TargetRole = 'full' | 'full-limit-off' | 'bare-node' | 'bare-express';
 
-
 export interface TargetOptions {
   role: TargetRole;
   /** Bare targets: the path to serve and the base64 body bytes captured from the full stack. */

@@ -114,7 +114,10 @@ await serveChild<ProbeOptions, Record<string, never>>(async (o) => {
     });
     every(o.scrapeEveryMs, async () => {
       const at = Date.now();
-      const text = await fetch(`${o.url}/metrics`, { signal: AbortSignal.timeout(o.timeoutMs) }).then((r) => r.text(), () => '');
+      const text = await fetch(`${o.url}/metrics`, { signal: AbortSignal.timeout(o.timeoutMs) }).then(
+        (r) => r.text(),
+        () => '',
+      );
       if (!text) return;
       samples.scrapes.push({
         at,

@@ -119,8 +119,15 @@ await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
       return { ms: performance.now() - t0, failed };
     },
     deliveryStats: async () => {
-      const attempts = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.sum<number>('attempts').as('n')).executeTakeFirst();
-      const retried = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('attempts', '>', 1).executeTakeFirst();
+      const attempts = await db.kysely
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.sum<number>('attempts').as('n'))
+        .executeTakeFirst();
+      const retried = await db.kysely
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('attempts', '>', 1)
+        .executeTakeFirst();
       return { deliveries: await countBy(db, 'deliveries', 'status'), attempts: Number(attempts?.n ?? 0), retried: Number(retried?.n ?? 0) };
     },
   };

@@ -74,10 +74,7 @@ function Pages() {
       <Nav />
       <main class="container">
         <Router>
-          {[
-            ...allowed.map((p) => <Route key={p.page} path={pagePath(p.page)} component={p.view} />),
-            <Route key="home" default component={Home} />,
-          ]}
+          {[...allowed.map((p) => <Route key={p.page} path={pagePath(p.page)} component={p.view} />), <Route key="home" default component={Home} />]}
         </Router>
       </main>
     </>

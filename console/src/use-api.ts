@@ -33,7 +33,9 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /** An action's state: running, and its error (the API's message) or its last result. */
-export function useAction<A extends unknown[], R>(action: (...args: A) => Promise<R>): {
+export function useAction<A extends unknown[], R>(
+  action: (...args: A) => Promise<R>,
+): {
   run: (...args: A) => Promise<R | undefined>;
   busy: boolean;
   error: ApiError | null;
@@ -58,5 +60,14 @@ export function useAction<A extends unknown[], R>(action: (...args: A) => Promis
       setBusy(false);
     }
   };
-  return { run, busy, error, result, clear: () => { setError(null); setResult(null); } };
+  return {
+    run,
+    busy,
+    error,
+    result,
+    clear: () => {
+      setError(null);
+      setResult(null);
+    },
+  };
 }

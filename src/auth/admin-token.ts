@@ -34,7 +34,12 @@ export function adminToken(token: string | undefined, attempts: FailedAttempts):
     if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
     begun.failed();
     throw given === null
-      ? new AppError('missing_key', 'Missing admin token', [{ path: 'Authorization', message: 'The operator API reads "Authorization: Bearer <ADMIN_TOKEN>"' }], challenge)
+      ? new AppError(
+          'missing_key',
+          'Missing admin token',
+          [{ path: 'Authorization', message: 'The operator API reads "Authorization: Bearer <ADMIN_TOKEN>"' }],
+          challenge,
+        )
       : new AppError('invalid_key', 'Invalid admin token', undefined, challenge);
   };
 }

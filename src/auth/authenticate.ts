@@ -60,10 +60,17 @@ function missingKeyHint(req: Request, headers: KeyHeaders): ErrorDetail[] | unde
   const apiKey = req.headers['x-api-key'];
   const authorization = req.headers.authorization;
   if (headers === 'bearer' && typeof apiKey === 'string' && apiKey !== '') {
-    return [{ path: 'Authorization', message: 'The device area reads the key from the Authorization header as "Bearer <key>"; X-API-Key is read only under /v1' }];
+    return [
+      { path: 'Authorization', message: 'The device area reads the key from the Authorization header as "Bearer <key>"; X-API-Key is read only under /v1' },
+    ];
   }
   if (headers === 'x-api-key' && bearerToken(req) !== undefined) {
-    return [{ path: 'X-API-Key', message: 'This route reads the key from the X-API-Key header; Authorization: Bearer is read only by /devices and the device-data routes under /v1' }];
+    return [
+      {
+        path: 'X-API-Key',
+        message: 'This route reads the key from the X-API-Key header; Authorization: Bearer is read only by /devices and the device-data routes under /v1',
+      },
+    ];
   }
   if (headers !== 'x-api-key' && authorization) {
     return [{ path: 'Authorization', message: 'The Authorization header must be "Bearer <key>"' }];

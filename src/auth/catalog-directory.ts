@@ -21,7 +21,11 @@ export class CatalogDirectory {
         .select((eb) => [
           'a.id',
           'a.name',
-          eb.selectFrom('users as u').whereRef('u.account_id', '=', 'a.id').select((e) => e.fn.countAll<number>().as('n')).as('users'),
+          eb
+            .selectFrom('users as u')
+            .whereRef('u.account_id', '=', 'a.id')
+            .select((e) => e.fn.countAll<number>().as('n'))
+            .as('users'),
           eb
             .selectFrom('api_keys as k')
             .innerJoin('users as u', 'u.id', 'k.user_id')
@@ -33,7 +37,10 @@ export class CatalogDirectory {
         .orderBy('a.id')
         .limit(options.limit + 1)
         .execute(),
-      this.db.kysely.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      this.db.kysely
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     const items = rows.slice(0, options.limit).map((row) => ({ id: row.id, name: row.name, users: Number(row.users ?? 0), keys: Number(row.keys ?? 0) }));
     return { items, total: Number(count.n), next: rows.length > options.limit ? items.at(-1)!.id : null };

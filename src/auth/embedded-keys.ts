@@ -37,12 +37,26 @@ export async function keyByHash(db: Db, keyHash: string): Promise<KeyRecord | un
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .innerJoin('accounts as a', 'a.id', 'u.account_id')
     .select([
-      'k.id as key_id', 'k.name as key_name', 'k.key_sha256', 'k.scopes', 'u.id as user_id', 'a.id as account_id', 'a.name as account_name',
-      'k.expires_at', 'k.revoked_at', 'k.rate_limit_per_minute',
+      'k.id as key_id',
+      'k.name as key_name',
+      'k.key_sha256',
+      'k.scopes',
+      'u.id as user_id',
+      'a.id as account_id',
+      'a.name as account_name',
+      'k.expires_at',
+      'k.revoked_at',
+      'k.rate_limit_per_minute',
     ])
     .where('k.key_sha256', '=', keyHash)
     .executeTakeFirst();
-  return row && { ...row, scopes: JSON.parse(row.scopes) as string[], rate_limit_per_minute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute) };
+  return (
+    row && {
+      ...row,
+      scopes: JSON.parse(row.scopes) as string[],
+      rate_limit_per_minute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute),
+    }
+  );
 }
 
 /**

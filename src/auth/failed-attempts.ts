@@ -102,7 +102,10 @@ export class FailedAttempts {
 
   /** Forgets windows that have ended (housekeeping; any replica may run it). */
   async prune(): Promise<void> {
-    await this.db.kysely.deleteFrom('failed_attempts').where('window_start', '<=', this.clock.now() - this.windowMs).execute();
+    await this.db.kysely
+      .deleteFrom('failed_attempts')
+      .where('window_start', '<=', this.clock.now() - this.windowMs)
+      .execute();
   }
 }
 

@@ -55,7 +55,16 @@ export interface KeyPage {
 }
 
 const columns = [
-  'k.id', 'k.name', 'k.user_id', 'u.account_id', 'k.scopes', 'k.prefix', 'k.created_at', 'k.last_used_at', 'k.expires_at', 'k.revoked_at',
+  'k.id',
+  'k.name',
+  'k.user_id',
+  'u.account_id',
+  'k.scopes',
+  'k.prefix',
+  'k.created_at',
+  'k.last_used_at',
+  'k.expires_at',
+  'k.revoked_at',
   'k.rate_limit_per_minute',
 ] as const;
 
@@ -74,7 +83,12 @@ export class KeyStore {
   private view(row: KeyRow): KeyView {
     const now = this.now();
     const status = row.revoked_at !== null ? 'revoked' : row.expires_at !== null && row.expires_at <= now ? 'expired' : 'active';
-    return { ...row, rate_limit_per_minute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute), scopes: JSON.parse(row.scopes) as string[], status };
+    return {
+      ...row,
+      rate_limit_per_minute: row.rate_limit_per_minute === null ? null : Number(row.rate_limit_per_minute),
+      scopes: JSON.parse(row.scopes) as string[],
+      status,
+    };
   }
 
   private select(executor: Kysely<Tables> = this.db.kysely) {
@@ -86,7 +100,12 @@ export class KeyStore {
       .$if(filter.accountId !== undefined, (q) => q.where('u.account_id', '=', filter.accountId!))
       .$if(filter.userId !== undefined, (q) => q.where('k.user_id', '=', filter.userId!));
     const [rows, count] = await Promise.all([
-      filtered.select(columns).$if(options.after !== undefined, (q) => q.where('k.id', '>', options.after!)).orderBy('k.id').limit(options.limit + 1).execute(),
+      filtered
+        .select(columns)
+        .$if(options.after !== undefined, (q) => q.where('k.id', '>', options.after!))
+        .orderBy('k.id')
+        .limit(options.limit + 1)
+        .execute(),
       filtered.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     const more = rows.length > options.limit;
@@ -160,7 +179,13 @@ export class KeyStore {
         .set({ expires_at: sql`CASE WHEN expires_at IS NOT NULL AND expires_at < ${until} THEN expires_at ELSE ${until} END` })
         .where('id', '=', id)
         .execute();
-      const made = await this.insert(trx, { user_id: old.user_id, scopes: old.scopes, name: old.name, expires_at: null, rate_limit_per_minute: old.rate_limit_per_minute });
+      const made = await this.insert(trx, {
+        user_id: old.user_id,
+        scopes: old.scopes,
+        name: old.name,
+        expires_at: null,
+        rate_limit_per_minute: old.rate_limit_per_minute,
+      });
       return { ...made, previous: await this.get(id, trx) };
     });
   }
@@ -201,7 +226,15 @@ export interface ImportedKey {
  * the catalog's own and survive a re-import.
  */
 export async function importKeys(trx: Kysely<Tables>, part: ImportedKey[]): Promise<void> {
-  await trx.updateTable('api_keys').set({ key_sha256: sql`'moving:' || id` }).where('id', 'in', part.map((k) => k.id)).execute();
+  await trx
+    .updateTable('api_keys')
+    .set({ key_sha256: sql`'moving:' || id` })
+    .where(
+      'id',
+      'in',
+      part.map((k) => k.id),
+    )
+    .execute();
   await trx
     .insertInto('api_keys')
     .values(part)

@@ -46,6 +46,9 @@ export class RateLimitStore {
 
   /** Forgets keys whose buckets have been full for a while (housekeeping; any replica may run it). */
   async prune(nowMs: number): Promise<void> {
-    await this.db.kysely.deleteFrom('rate_limits').where('tat', '<', Math.round(nowMs * 1000) - windowMicros).execute();
+    await this.db.kysely
+      .deleteFrom('rate_limits')
+      .where('tat', '<', Math.round(nowMs * 1000) - windowMicros)
+      .execute();
   }
 }

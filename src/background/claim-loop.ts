@@ -103,13 +103,16 @@ export class ClaimLoop {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = Date.now() + delayMs;
-    this.timer = setTimeout(this.context.bind(() => {
-      this.timer = null;
-      this.timerAt = Infinity;
-      this.running = this.runRound().finally(() => {
-        this.running = null;
-      });
-    }), delayMs);
+    this.timer = setTimeout(
+      this.context.bind(() => {
+        this.timer = null;
+        this.timerAt = Infinity;
+        this.running = this.runRound().finally(() => {
+          this.running = null;
+        });
+      }),
+      delayMs,
+    );
   }
 
   private async runRound(): Promise<void> {

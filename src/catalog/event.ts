@@ -26,9 +26,11 @@ const status = z.enum(['online', 'offline']);
 export const Event = component(
   'Event',
   z.strictObject({
-    id: z.string().describe("Deterministic: the same device, type, heartbeat and previous event give the same id (docs/triggers.md)."),
+    id: z.string().describe('Deterministic: the same device, type, heartbeat and previous event give the same id (docs/triggers.md).'),
     type: z.enum(eventTypeTuple),
-    occurred_at: timestamp.describe("Offline: last heartbeat + timeout. Online: the heartbeat that ended the gap. Never before the device's previous event; a heartbeat in the future counts as the poll's time."),
+    occurred_at: timestamp.describe(
+      "Offline: last heartbeat + timeout. Online: the heartbeat that ended the gap. Never before the device's previous event; a heartbeat in the future counts as the poll's time.",
+    ),
     device: Device,
     previous_status: status,
     status,

@@ -27,4 +27,3 @@ export const timestamp = z
   .meta({ format: 'date-time', description: 'UTC, always six fractional digits: `2026-06-01T12:00:00.000000Z`.' });
 /** A count of records (`metadata.*.total`, `total`). */
 export const count = z.number().int().min(0);
-

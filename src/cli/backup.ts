@@ -26,7 +26,7 @@ async function run(): Promise<void> {
   if (config.DATABASE_URL) {
     fail(
       [
-        'DATABASE_URL is set: the data is in PostgreSQL, which this command does not copy. Use PostgreSQL\'s own tool, e.g.',
+        "DATABASE_URL is set: the data is in PostgreSQL, which this command does not copy. Use PostgreSQL's own tool, e.g.",
         `  pg_dump --format=custom --file=${file} "$DATABASE_URL"`,
         'and pg_restore to restore it (docs/deploy.md, "Backups"). Nothing was written.',
       ].join('\n'),

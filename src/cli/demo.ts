@@ -46,7 +46,11 @@ if (server) {
   const db = await openDatabase(databaseOptions(config));
   // Whatever had a heartbeat in the last 5 minutes at start stays alive.
   const alive = (
-    await db.kysely.selectFrom('devices').select('id').where('last_heartbeat_at', '>', formatMicros((Date.now() - 300_000) * 1000)).execute()
+    await db.kysely
+      .selectFrom('devices')
+      .select('id')
+      .where('last_heartbeat_at', '>', formatMicros((Date.now() - 300_000) * 1000))
+      .execute()
   ).map((r) => r.id);
   const started = Date.now();
   const tick = async () => {

@@ -18,7 +18,10 @@ async function run(): Promise<void> {
   const { config, db } = await cliContext();
   try {
     const summary = await importDataset(db, readDatasetFile(file), { nowMs: Date.now(), prune: parsed.values.prune });
-    const counts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${v} ${k}`).join(', ');
+    const counts = (c: Record<string, number>) =>
+      Object.entries(c)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ');
     console.log(`Imported ${file} into ${config.DATABASE_URL ? 'PostgreSQL' : config.DATABASE_PATH}: ${counts(summary.upserted)}.`);
     if (parsed.values.prune) console.log(`Pruned: ${counts(summary.pruned)}.`);
   } catch (err) {

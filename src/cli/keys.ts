@@ -22,8 +22,13 @@ async function run(): Promise<void> {
   try {
     parsed = parseArgs({
       options: {
-        user: { type: 'string' }, account: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' },
-        expires: { type: 'string' }, 'rate-limit': { type: 'string' }, grace: { type: 'string' },
+        user: { type: 'string' },
+        account: { type: 'string' },
+        scopes: { type: 'string' },
+        name: { type: 'string' },
+        expires: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        grace: { type: 'string' },
       },
       allowPositionals: true,
     });
@@ -49,7 +54,9 @@ async function run(): Promise<void> {
     } else {
       const grace = values.grace === undefined ? 86_400 : check(graceSeconds, /^\d+$/.test(values.grace) ? Number(values.grace) : NaN, '--grace');
       const rolled = await store.roll(rest[0]!, grace);
-      console.log(`Rolled key ${rest[0]} into ${rolled.view.id}; the old key ${rolled.previous.expires_at ? `expires at ${rolled.previous.expires_at}` : 'keeps working'}.`);
+      console.log(
+        `Rolled key ${rest[0]} into ${rolled.view.id}; the old key ${rolled.previous.expires_at ? `expires at ${rolled.previous.expires_at}` : 'keeps working'}.`,
+      );
       console.log('The new key is shown only now; store it safely:');
       console.log(rolled.key);
     }
@@ -72,7 +79,14 @@ function check<T>(schema: z.ZodType<T>, value: unknown, option: string): T {
 
 async function create(store: KeyStore, values: Record<string, string | undefined>): Promise<void> {
   if (!values.user || !values.scopes) fail(usage);
-  const scopes = [...new Set(values.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
+  const scopes = [
+    ...new Set(
+      values.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const bad = scopes.filter((s) => !keyFields.scopes.element.safeParse(s).success);
   if (scopes.length === 0 || bad.length > 0) {
     fail(`Unknown scope(s): ${bad.join(', ') || '(none given)'}; use ${keyFields.scopes.element.options.join(', ')}`);
@@ -96,14 +110,18 @@ async function create(store: KeyStore, values: Record<string, string | undefined
 /** One line per key, tab-separated: id, user, scopes, name, prefix, status, expires, last used, own limit. */
 async function list(store: KeyStore, userId?: string, accountId?: string): Promise<void> {
   const shown: KeyView[] = [];
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const page = await store.page({ userId, accountId }, { limit: 500, after });
     shown.push(...page.items);
     if (page.next === null) break;
     after = page.next;
   }
   for (const k of shown) {
-    console.log([k.id, k.user_id, k.scopes.join(','), k.name, k.prefix ?? '-', k.status, k.expires_at ?? '-', k.last_used_at ?? '-', k.rate_limit_per_minute ?? '-'].join('\t'));
+    console.log(
+      [k.id, k.user_id, k.scopes.join(','), k.name, k.prefix ?? '-', k.status, k.expires_at ?? '-', k.last_used_at ?? '-', k.rate_limit_per_minute ?? '-'].join(
+        '\t',
+      ),
+    );
   }
   if (shown.length === 0) console.log('No keys.');
 }

@@ -70,8 +70,9 @@ async function main(): Promise<void> {
   const connector = values.connector.replace(/\/+$/, '');
   const headers = { 'content-type': 'application/json', 'x-api-key': values.key };
   const events = values.events?.split(',').map((e) => e.trim());
-  const created = await fetch(`${connector}/v1/hooks`, { method: 'POST', headers, body: JSON.stringify({ target_url: target, events }) })
-    .catch((err: Error) => fail(`Cannot reach the connector at ${connector}: ${(err.cause as Error | undefined)?.message ?? err.message}`));
+  const created = await fetch(`${connector}/v1/hooks`, { method: 'POST', headers, body: JSON.stringify({ target_url: target, events }) }).catch((err: Error) =>
+    fail(`Cannot reach the connector at ${connector}: ${(err.cause as Error | undefined)?.message ?? err.message}`),
+  );
   const hook = (await created.json()) as { id?: string; secret?: string; message?: string };
   if (!created.ok || !hook.secret || !hook.id) fail(`Subscribing failed (${created.status}): ${hook.message ?? 'no hook returned'}`);
   secret = hook.secret;

@@ -32,7 +32,8 @@ async function run(): Promise<void> {
     }
     const unreadable = unreadableSecretsLine(report);
     if (unreadable) fail(unreadable);
-    if (!dryRun && config.CONNECTOR_SECRET_PREVIOUS) console.log('Every stored secret opens with CONNECTOR_SECRET: CONNECTOR_SECRET_PREVIOUS may now be removed from every replica.');
+    if (!dryRun && config.CONNECTOR_SECRET_PREVIOUS)
+      console.log('Every stored secret opens with CONNECTOR_SECRET: CONNECTOR_SECRET_PREVIOUS may now be removed from every replica.');
   } finally {
     await db.close();
   }

@@ -56,7 +56,13 @@ async function serverVersion(url: string): Promise<string> {
   return withPgClient(url, async (client) => String((await client.query('SHOW server_version')).rows[0].server_version));
 }
 
-export async function summary(input: { postgres: RunningPostgres | null; databaseUrl: string; replicas: Replica[]; demoKey: string | null; demoLoaded?: boolean }): Promise<string> {
+export async function summary(input: {
+  postgres: RunningPostgres | null;
+  databaseUrl: string;
+  replicas: Replica[];
+  demoKey: string | null;
+  demoLoaded?: boolean;
+}): Promise<string> {
   const { postgres, databaseUrl, replicas, demoKey } = input;
   const version = await serverVersion(databaseUrl).catch(() => 'unknown version');
   const local = (r: Replica) => r.url.replace('127.0.0.1', 'localhost');

@@ -86,7 +86,10 @@ export function connectorSecret(configured: string | undefined, databasePath: st
 }
 
 /** The box every sealed secret goes through: `CONNECTOR_SECRET` (or the generated one), and `CONNECTOR_SECRET_PREVIOUS` to read with during a rotation. */
-export function connectorSecretBox(config: { CONNECTOR_SECRET?: string; CONNECTOR_SECRET_PREVIOUS?: string; DATABASE_PATH: string }, logger: Logger): SecretBox {
+export function connectorSecretBox(
+  config: { CONNECTOR_SECRET?: string; CONNECTOR_SECRET_PREVIOUS?: string; DATABASE_PATH: string },
+  logger: Logger,
+): SecretBox {
   const previous = config.CONNECTOR_SECRET_PREVIOUS ? decodeSecret(config.CONNECTOR_SECRET_PREVIOUS)! : undefined;
   return new SecretBox(connectorSecret(config.CONNECTOR_SECRET, config.DATABASE_PATH, logger), previous);
 }

@@ -37,7 +37,11 @@ export async function importDataset(db: Db, document: unknown, options: ImportOp
     // per-user indexes (docs/options.md).
     await db.refreshStatistics(['devices', 'device_access'], dataset.devices.length, trx);
     const origin = { origin: options.origin ?? 'dataset', imported_at: formatMicros(options.nowMs * 1000) } as const;
-    await trx.insertInto('catalog_origin').values({ id: 1, ...origin }).onConflict((oc) => oc.column('id').doUpdateSet(origin)).execute();
+    await trx
+      .insertInto('catalog_origin')
+      .values({ id: 1, ...origin })
+      .onConflict((oc) => oc.column('id').doUpdateSet(origin))
+      .execute();
     return { upserted: countsOf(dataset), pruned };
   });
 }

@@ -24,10 +24,12 @@ export class DatasetError extends Error {
 
 /** `devices[3].access[0].user_id` from a zod issue path. */
 export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((out, part) => {
-    if (typeof part === 'number') return `${out}[${part}]`;
-    return out ? `${out}.${String(part)}` : String(part);
-  }, '') || '$';
+  return (
+    path.reduce<string>((out, part) => {
+      if (typeof part === 'number') return `${out}[${part}]`;
+      return out ? `${out}.${String(part)}` : String(part);
+    }, '') || '$'
+  );
 }
 
 function zodIssues(error: z.ZodError): DatasetIssue[] {

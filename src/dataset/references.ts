@@ -69,9 +69,7 @@ function uniqueIds<T>(records: T[], name: string, idOf: (record: T) => string, i
 /** Two keys may not share a hash; the message never echoes the key itself. */
 async function checkKeyHashes(db: Kysely<Tables>, dataset: Dataset, prune: boolean, issues: DatasetIssue[]): Promise<void> {
   const hashes = dataset.api_keys.map((key) => key.key_sha256 ?? hashKey(key.key!));
-  const rows = await inChunks(hashes, (part) =>
-    db.selectFrom('api_keys').select(['id', 'key_sha256']).where('key_sha256', 'in', part).execute(),
-  );
+  const rows = await inChunks(hashes, (part) => db.selectFrom('api_keys').select(['id', 'key_sha256']).where('key_sha256', 'in', part).execute());
   const ownerOf = new Map(rows.map((r) => [r.key_sha256, r.id]));
   const seen = new Map<string, string>();
   const fileIds = new Set(dataset.api_keys.map((k) => k.id));
@@ -104,4 +102,3 @@ function checkTreeIds(dataset: Dataset, issues: DatasetIssue[]): void {
   };
   dataset.menus.forEach((menu, i) => visit(menu.groups, `menus[${i}]`));
 }
-

@@ -36,11 +36,26 @@ export async function pruneMissing(trx: Kysely<Tables>, dataset: Dataset): Promi
     return deleted.reduce((a, b) => a + b, 0);
   };
   // Children first, so each count is what that table lost on its own account.
-  const api_keys = await prune('api_keys', dataset.api_keys.map((k) => k.id));
-  const devices = await prune('devices', dataset.devices.map((d) => d.id.toLowerCase()));
-  const menus = await prune('menus', dataset.menus.map((m) => m.id));
-  const users = await prune('users', dataset.users.map((u) => u.id));
-  const accounts = await prune('accounts', dataset.accounts.map((a) => a.id));
+  const api_keys = await prune(
+    'api_keys',
+    dataset.api_keys.map((k) => k.id),
+  );
+  const devices = await prune(
+    'devices',
+    dataset.devices.map((d) => d.id.toLowerCase()),
+  );
+  const menus = await prune(
+    'menus',
+    dataset.menus.map((m) => m.id),
+  );
+  const users = await prune(
+    'users',
+    dataset.users.map((u) => u.id),
+  );
+  const accounts = await prune(
+    'accounts',
+    dataset.accounts.map((a) => a.id),
+  );
   // Returned in the same key order as `upserted`, so the CLI prints both lines alike.
   return { accounts, users, api_keys, devices, menus };
 }
@@ -54,35 +69,56 @@ export async function writeDataset(trx: Kysely<Tables>, dataset: Dataset, nowMs:
   const ts = (value: string): string => formatMicros(parseTimestamp(value, nowMs)!);
   const tsOrNull = (value: string | null): string | null => (value === null ? null : ts(value));
   await inserts(dataset.accounts, (part) =>
-    trx.insertInto('accounts').values(part.map(({ id, name }) => ({ id, name })))
-      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ name: eb.ref('excluded.name') }))).execute(),
+    trx
+      .insertInto('accounts')
+      .values(part.map(({ id, name }) => ({ id, name })))
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ name: eb.ref('excluded.name') })))
+      .execute(),
   );
   await inserts(dataset.users, (part) =>
-    trx.insertInto('users').values(part.map(({ id, account_id, name }) => ({ id, account_id, name })))
+    trx
+      .insertInto('users')
+      .values(part.map(({ id, account_id, name }) => ({ id, account_id, name })))
       .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ account_id: eb.ref('excluded.account_id'), name: eb.ref('excluded.name') })))
       .execute(),
   );
   await inserts(dataset.api_keys, (part) =>
-    importKeys(trx, part.map((key) => ({
-      id: key.id,
-      user_id: key.user_id,
-      name: key.name,
-      key_sha256: key.key_sha256 ?? hashKey(key.key!),
-      prefix: key.key === undefined ? null : keyPrefix(key.key),
-      scopes: JSON.stringify([...new Set(key.scopes)]),
-      created_at: formatMicros(nowMs * 1000),
-      expires_at: key.expires_at === undefined || key.expires_at === null ? null : ts(key.expires_at),
-      rate_limit_per_minute: key.rate_limit_per_minute ?? null,
-    }))),
+    importKeys(
+      trx,
+      part.map((key) => ({
+        id: key.id,
+        user_id: key.user_id,
+        name: key.name,
+        key_sha256: key.key_sha256 ?? hashKey(key.key!),
+        prefix: key.key === undefined ? null : keyPrefix(key.key),
+        scopes: JSON.stringify([...new Set(key.scopes)]),
+        created_at: formatMicros(nowMs * 1000),
+        expires_at: key.expires_at === undefined || key.expires_at === null ? null : ts(key.expires_at),
+        rate_limit_per_minute: key.rate_limit_per_minute ?? null,
+      })),
+    ),
   );
   await writeDevices(trx, dataset.devices, ts, tsOrNull);
   await writeMenus(trx, dataset.menus);
 }
 
 const deviceColumns = [
-  'name', 'timezone', 'screen_resolution', 'screen_orientation', 'registered_at', 'published_at', 'last_heartbeat_at',
-  'offline_startup', 'offline_startup_delay_minutes', 'open_dev_tools', 'display_connected', 'connection_type', 'wifi_ssid',
-  'wifi_signal_strength', 'updated_at', 'created_at',
+  'name',
+  'timezone',
+  'screen_resolution',
+  'screen_orientation',
+  'registered_at',
+  'published_at',
+  'last_heartbeat_at',
+  'offline_startup',
+  'offline_startup_delay_minutes',
+  'open_dev_tools',
+  'display_connected',
+  'connection_type',
+  'wifi_ssid',
+  'wifi_signal_strength',
+  'updated_at',
+  'created_at',
 ] as const;
 
 async function writeDevices(
@@ -117,7 +153,16 @@ async function writeDevices(
       .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(deviceColumns.map((c) => [c, eb.ref(`excluded.${c}`)]))))
       .execute(),
   );
-  await inserts(rows, (part) => trx.deleteFrom('device_access').where('device_id', 'in', part.map((d) => d.id)).execute());
+  await inserts(rows, (part) =>
+    trx
+      .deleteFrom('device_access')
+      .where(
+        'device_id',
+        'in',
+        part.map((d) => d.id),
+      )
+      .execute(),
+  );
   // The dropdown's sort key and search form of the device's label (docs/options.md, "Big accounts").
   const grants = devices.flatMap((device) => {
     const id = device.id.toLowerCase();

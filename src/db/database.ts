@@ -82,7 +82,9 @@ async function readAndWrite(kysely: Kysely<Tables>): Promise<void> {
 /** Opens the database and applies pending migrations (once, even with replicas starting together). */
 export async function openDatabase(options: OpenOptions): Promise<Db> {
   const migrate = options.migrate !== false;
-  const db = options.url ? await openPostgres(options.url, options) : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs, migrate);
+  const db = options.url
+    ? await openPostgres(options.url, options)
+    : openSqlite(options.path ?? 'data/connector.db', options.timeoutMs ?? defaultTimeoutMs, migrate);
   try {
     if (db.engine === 'postgres' && migrate) await migratePostgres(db.kysely);
     return db;
@@ -171,7 +173,9 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
     idle_in_transaction_session_timeout: Math.max(6 * timeoutMs, 30_000),
     idleTimeoutMillis: 30_000,
     // Epoch milliseconds are BIGINT; they fit a JS number exactly, so read them as numbers.
-    types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+    },
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   pool.on('error', (err) => options.onPoolError?.(err));

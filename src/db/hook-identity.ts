@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
  * unique index, so two identical subscriptions racing on two replicas make one hook.
  */
 export function hookIdentity(keyHash: string, targetUrl: string, events: string, deviceIds: string | null): string {
-  return createHash('sha256').update(JSON.stringify([keyHash, targetUrl, events, deviceIds])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([keyHash, targetUrl, events, deviceIds]))
+    .digest('hex');
 }
 
 /** The origin deliveries to a URL are throttled by; never a path or query, which may hold secrets. */

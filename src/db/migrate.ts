@@ -113,7 +113,13 @@ export function describeMigration(version: number, engine: 'sqlite' | 'postgres'
     .split(';')
     .map((s) => s.replace(/\s+/g, ' ').trim())
     .filter((s) => s !== '' && s !== 'SELECT 1')
-    .map((s) => s.split(/\s*\(|\s+(?:ON|SET|WHERE)\s+/)[0]!.split(' ').slice(0, 6).join(' '));
+    .map((s) =>
+      s
+        .split(/\s*\(|\s+(?:ON|SET|WHERE)\s+/)[0]!
+        .split(' ')
+        .slice(0, 6)
+        .join(' '),
+    );
   if (backfills[version] || computed[version]) statements.push('backfill of existing rows');
   return statements.length > 0 ? statements.join('; ') : 'nothing to change on this engine';
 }

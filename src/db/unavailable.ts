@@ -3,7 +3,8 @@ const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
 /** SQLite result codes that mean the file cannot be used right now (locked, I/O, gone). */
 const sqliteCodes = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|PROTOCOL)/;
 /** pg and pg-pool messages for a lost or unobtainable connection (they carry no code). */
-const lostConnection = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|not queryable|is not currently accepting connections|Query read timeout/i;
+const lostConnection =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|not queryable|is not currently accepting connections|Query read timeout/i;
 /**
  * A bound of DATABASE_TIMEOUT_MS that fired: statement_timeout (57014, query_canceled) and
  * lock_timeout (55P03, lock_not_available).

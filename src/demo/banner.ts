@@ -26,9 +26,8 @@ export async function demoBanner(db: Db, context: BannerContext): Promise<string
   const { baseUrl } = context;
   const owner = await keyByHash(db, hashKey(demoKey));
   if (!owner) return '';
-  const menu = (
-    await db.kysely.selectFrom('menus').select('id').where('account_id', '=', owner.account_id).orderBy('position').limit(1).executeTakeFirst()
-  )?.id;
+  const menu = (await db.kysely.selectFrom('menus').select('id').where('account_id', '=', owner.account_id).orderBy('position').limit(1).executeTakeFirst())
+    ?.id;
   const screens = await screenCounts(db, owner.user_id, formatMicros((context.nowMs - context.heartbeatTimeoutMs) * 1000));
   const lines = [
     '',

@@ -35,7 +35,7 @@ export function describeEvent(event: NarratedEvent): string {
 export function describeAttempt(attempt: NarratedAttempt, event: NarratedEvent | undefined, targetUrl: string): string {
   const what = event ? `${event.type} of ${event.device.name}` : `event ${attempt.event_id}`;
   const where = targetUrl.split('?')[0];
-  const answer = attempt.status_code !== null ? `HTTP ${attempt.status_code}` : attempt.error ?? 'no answer';
+  const answer = attempt.status_code !== null ? `HTTP ${attempt.status_code}` : (attempt.error ?? 'no answer');
   switch (attempt.outcome) {
     case 'delivered':
       return `Webhook ${what} delivered to ${where} (${answer}, ${attempt.duration_ms} ms, attempt ${attempt.attempt})`;

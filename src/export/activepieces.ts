@@ -104,8 +104,6 @@ export function activepiecesNames(manifest: Manifest): { actions: string[]; trig
   };
 }
 
-
-
 function installedVersion(name: string, fallback: string): string {
   const path = join(projectRoot, 'node_modules', ...name.split('/'), 'package.json');
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version : fallback;

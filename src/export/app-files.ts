@@ -21,9 +21,7 @@ const notCopied = (path: string) => path === 'package.json' || path.endsWith('.d
 const renamed: Record<string, string> = { gitignore: '.gitignore' };
 
 function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
 }
 
 /**

@@ -111,9 +111,14 @@ export function sourceParamKeys(manifest: Manifest, source: OptionSource): Recor
   const keys: Record<string, string> = {};
   for (const param of source.params) {
     const mapped = new Set(
-      manifest.operations.flatMap((op) => op.inputs.filter((input) => input.optionsFrom === source.id).map((input) => input.optionParams[param.name])).filter((key): key is string => !!key),
+      manifest.operations
+        .flatMap((op) => op.inputs.filter((input) => input.optionsFrom === source.id).map((input) => input.optionParams[param.name]))
+        .filter((key): key is string => !!key),
     );
-    if (mapped.size > 1) throw new MakeExportError(`option source ${source.id}: its parameter ${param.name} comes from different inputs (${[...mapped].join(', ')}); Make's RPC reads one`);
+    if (mapped.size > 1)
+      throw new MakeExportError(
+        `option source ${source.id}: its parameter ${param.name} comes from different inputs (${[...mapped].join(', ')}); Make's RPC reads one`,
+      );
     keys[param.name] = [...mapped][0] ?? param.name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
   }
   return keys;
@@ -196,7 +201,13 @@ export function searchModule(operation: Operation): Json {
   const request = `${operation.request.method} ${operation.request.path}`;
   const response: Json = operation.result.items
     ? { valid: valid(listCondition(`body.${operation.result.items}`, ['id']), request, `records in '${operation.result.items}', each with an 'id'`) }
-    : { valid: valid(operation.result.single ? 'body.id != null' : listCondition('body', ['id']), request, operation.result.single ? "a record with an 'id'" : "a list of records, each with an 'id'") };
+    : {
+        valid: valid(
+          operation.result.single ? 'body.id != null' : listCondition('body', ['id']),
+          request,
+          operation.result.single ? "a record with an 'id'" : "a list of records, each with an 'id'",
+        ),
+      };
   const api: Json = { url, method: operation.request.method, headers: keyHeaders(operation.request.auth), qs, response };
   if (operation.result.items) {
     response.iterate = `{{body.${operation.result.items}}}`;
@@ -219,7 +230,13 @@ export function searchModule(operation: Operation): Json {
 }
 
 export function searchModuleCode(operation: Operation) {
-  return { api: searchModule(operation), parameters: [], expect: operationParameters(operation), interface: fromSample(operation.sample), samples: operation.sample };
+  return {
+    api: searchModule(operation),
+    parameters: [],
+    expect: operationParameters(operation),
+    interface: fromSample(operation.sample),
+    samples: operation.sample,
+  };
 }
 
 /**
@@ -275,7 +292,11 @@ export function pollingTriggerCode(trigger: Trigger) {
       headers: keyHeaders('api_key'),
       qs,
       response: {
-        valid: valid(listCondition('body', [trigger.dedupeKey, 'type']), `${trigger.polling.method} ${trigger.polling.path}`, `a list of events, each with '${trigger.dedupeKey}' and 'type'`),
+        valid: valid(
+          listCondition('body', [trigger.dedupeKey, 'type']),
+          `${trigger.polling.method} ${trigger.polling.path}`,
+          `a list of events, each with '${trigger.dedupeKey}' and 'type'`,
+        ),
         iterate: '{{body}}',
         output: '{{item}}',
         trigger: { type: 'date', order: 'desc', id: `{{item.${trigger.dedupeKey}}}`, date: '{{item.occurred_at}}' },

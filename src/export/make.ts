@@ -1,16 +1,7 @@
 import { checkBaseUrl } from './export-error.js';
 import type { Manifest } from '../manifest/schema.js';
 import { base, connection, instantTriggerCode, pollingTriggerCode, rpc, searchModuleCode, webhook } from './make-components.js';
-import {
-  checkUnique,
-  connectionName,
-  instantTriggerName,
-  kebabCase,
-  pollingTriggerName,
-  rpcName,
-  searchModuleName,
-  webhookName,
-} from './make-names.js';
+import { checkUnique, connectionName, instantTriggerName, kebabCase, pollingTriggerName, rpcName, searchModuleName, webhookName } from './make-names.js';
 import { appDir, runtimeFiles } from './app-files.js';
 
 /**
@@ -52,14 +43,28 @@ interface Component {
 
 /** The extension's code keys for Make's API code names (`api` → communication, `expect` → mappableParams…). */
 function codesOf(kind: Component['kind'], code: Record<string, unknown>): Codes {
-  const byApiName: Record<string, string> = { api: 'communication', parameters: kind === 'module' ? 'staticParams' : 'params', expect: 'mappableParams', interface: 'interface', samples: 'samples', epoch: 'epoch', attach: 'attach', detach: 'detach' };
+  const byApiName: Record<string, string> = {
+    api: 'communication',
+    parameters: kind === 'module' ? 'staticParams' : 'params',
+    expect: 'mappableParams',
+    interface: 'interface',
+    samples: 'samples',
+    epoch: 'epoch',
+    attach: 'attach',
+    detach: 'detach',
+  };
   return Object.fromEntries(Object.entries(code).map(([apiName, value]) => [byApiName[apiName]!, value]));
 }
 
 function components(manifest: Manifest, baseUrl: string): Component[] {
   const conn = connectionName(manifest);
   const list: Component[] = [
-    { kind: 'connection', name: conn, metadata: { label: manifest.name, connectionType: 'basic' }, codes: codesOf('connection', connection(manifest, baseUrl)) },
+    {
+      kind: 'connection',
+      name: conn,
+      metadata: { label: manifest.name, connectionType: 'basic' },
+      codes: codesOf('connection', connection(manifest, baseUrl)),
+    },
   ];
   for (const source of manifest.optionSources) {
     list.push({ kind: 'rpc', name: rpcName(source.id), metadata: { label: source.title, connection: conn }, codes: codesOf('rpc', rpc(manifest, source)) });
@@ -74,24 +79,39 @@ function components(manifest: Manifest, baseUrl: string): Component[] {
   }
   for (const trigger of manifest.triggers) {
     const hook = webhookName(trigger.id);
-    list.push({ kind: 'webhook', name: hook, metadata: { label: trigger.title, webhookType: 'web', connection: conn }, codes: codesOf('webhook', webhook(trigger)) });
+    list.push({
+      kind: 'webhook',
+      name: hook,
+      metadata: { label: trigger.title, webhookType: 'web', connection: conn },
+      codes: codesOf('webhook', webhook(trigger)),
+    });
     list.push({
       kind: 'module',
       name: instantTriggerName(trigger.id),
-      metadata: { label: trigger.title, description: `${trigger.description} Instant: the connector calls Make.`, moduleType: 'instant_trigger', connection: conn, webhook: hook },
+      metadata: {
+        label: trigger.title,
+        description: `${trigger.description} Instant: the connector calls Make.`,
+        moduleType: 'instant_trigger',
+        connection: conn,
+        webhook: hook,
+      },
       codes: codesOf('module', instantTriggerCode(trigger)),
     });
     list.push({
       kind: 'module',
       name: pollingTriggerName(trigger.id),
-      metadata: { label: `${trigger.title} (polling)`, description: `${trigger.description} Checks the connector on the scenario's schedule.`, moduleType: 'trigger', connection: conn },
+      metadata: {
+        label: `${trigger.title} (polling)`,
+        description: `${trigger.description} Checks the connector on the scenario's schedule.`,
+        moduleType: 'trigger',
+        connection: conn,
+      },
       codes: codesOf('module', pollingTriggerCode(trigger)),
     });
   }
   checkUnique(list.map((component) => `${component.kind}:${component.name}`));
   return list;
 }
-
 
 /** The module groups Make shows in the app's module list. */
 function groups(list: Component[]) {

@@ -45,7 +45,6 @@ export function searchMethodName(sourceId: string): string {
     .join('')}`;
 }
 
-
 /** What the package's code reads: the manifest's operations, dropdowns and triggers. */
 export function connectorSpec(manifest: Manifest, baseUrl: string) {
   return {

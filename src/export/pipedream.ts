@@ -28,7 +28,6 @@ export const pipedreamVersions = {
   lintPlugin: '0.3.0',
 };
 
-
 /** Names the components would share or hide: an input called `db`, or two components of one key. */
 function checkNames(manifest: Manifest, app: string): void {
   const keys = [

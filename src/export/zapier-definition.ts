@@ -1,14 +1,5 @@
 import type { Manifest, Operation, OperationInput, OptionSource, Trigger } from '../manifest/schema.js';
-import type {
-  Definition,
-  EventInput,
-  Field,
-  HookTriggerSpec,
-  OptionTriggerSpec,
-  PollingTriggerSpec,
-  SearchInput,
-  SearchSpec,
-} from './zapier-app/lib/types.js';
+import type { Definition, EventInput, Field, HookTriggerSpec, OptionTriggerSpec, PollingTriggerSpec, SearchInput, SearchSpec } from './zapier-app/lib/types.js';
 
 /**
  * The manifest → `definition.json`: plain data that the app's runtime (`zapier-app/lib`) turns

@@ -56,7 +56,6 @@ export function installedZapierVersions(root = projectRoot): ZapierVersions {
   };
 }
 
-
 export function packageJson(manifest: Manifest, versions: ZapierVersions): string {
   const pkg = {
     name: `${packageSlug(manifest.name)}-zapier`,

@@ -40,19 +40,21 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
   const clash = keys.find((key, i) => keys.indexOf(key) !== i);
   if (clash) throw new ZapierExportError(`two Zapier triggers would both be called ${clash}; rename the trigger or option source`);
 
-  const files = runtimeFiles({
-    NAME: manifest.name,
-    VERSION: manifest.version,
-    BASE_URL: baseUrl,
-    CLI_VERSION: versions.cli,
-    CLI_NODE: zapierCliNode,
-    NODE_ENGINE: versions.nodeEngine,
-    SCOPES: manifest.auth.scopes.map((scope) => `\`${scope}\``).join(', '),
-    TRIGGERS: keys.map((key) => `- \`${key}\``).join('\n'),
-    SEARCHES: definition.searches.map((search) => `- \`${search.key}\`: ${search.display.label}`).join('\n') || 'None.',
-  }, appDir('zapier'));
+  const files = runtimeFiles(
+    {
+      NAME: manifest.name,
+      VERSION: manifest.version,
+      BASE_URL: baseUrl,
+      CLI_VERSION: versions.cli,
+      CLI_NODE: zapierCliNode,
+      NODE_ENGINE: versions.nodeEngine,
+      SCOPES: manifest.auth.scopes.map((scope) => `\`${scope}\``).join(', '),
+      TRIGGERS: keys.map((key) => `- \`${key}\``).join('\n'),
+      SEARCHES: definition.searches.map((search) => `- \`${search.key}\`: ${search.display.label}`).join('\n') || 'None.',
+    },
+    appDir('zapier'),
+  );
   files.set('definition.json', `${JSON.stringify(definition, null, 2)}\n`);
   files.set('package.json', packageJson(manifest, versions));
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));
 }
-

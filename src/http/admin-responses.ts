@@ -7,7 +7,14 @@ const scope = z.enum(['device:read', 'menu:read', 'hooks:write']);
 
 export const AdminAccountList = component(
   'AdminAccountList',
-  z.array(z.strictObject({ id: z.string(), name: z.string(), users: count.describe('Users of the account.'), keys: count.describe('Keys of its users, revoked ones included.') })),
+  z.array(
+    z.strictObject({
+      id: z.string(),
+      name: z.string(),
+      users: count.describe('Users of the account.'),
+      keys: count.describe('Keys of its users, revoked ones included.'),
+    }),
+  ),
 );
 
 export const AdminUserList = component('AdminUserList', z.array(z.strictObject({ id: z.string(), account_id: z.string(), name: z.string() })));

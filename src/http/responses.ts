@@ -70,9 +70,7 @@ export const Me = component(
         account: z.strictObject({ id: z.string(), name: z.string() }),
       })
       .describe('Embedded mode.'),
-    z
-      .strictObject({ key: z.strictObject({ scopes: z.null() }), account: z.null() })
-      .describe('Upstream mode, once the upstream accepted the key.'),
+    z.strictObject({ key: z.strictObject({ scopes: z.null() }), account: z.null() }).describe('Upstream mode, once the upstream accepted the key.'),
   ]),
 );
 
@@ -176,7 +174,12 @@ export const TestDelivery = component(
 
 export const RotatedSecret = component(
   'RotatedSecret',
-  z.strictObject({ secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/).describe('The new signing secret, shown only here.') }),
+  z.strictObject({
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/]+=*$/)
+      .describe('The new signing secret, shown only here.'),
+  }),
 );
 
 export const RecoverCount = component(
@@ -202,7 +205,7 @@ export const ConnectorManifest = component(
   'ConnectorManifest',
   z
     .looseObject({
-      $schema: z.string().describe('The absolute URL of the manifest\'s JSON Schema on this service (`GET /v1/manifest/schema`).'),
+      $schema: z.string().describe("The absolute URL of the manifest's JSON Schema on this service (`GET /v1/manifest/schema`)."),
       name: z.string(),
       version: z.string(),
       description: z.string(),

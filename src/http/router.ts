@@ -37,7 +37,13 @@ const requireJson: RequestHandler = (req, _res, next) => {
 const jsonBody = express.json({ limit: '16kb', strict: false });
 
 function authMiddleware(auth: RouteAuth, services: Services): RequestHandler[] {
-  const checked = authenticate({ headers: auth.headers, scope: auth.scopes[0], verify: services.keys[auth.keys], attempts: services.failedAttempts, limits: services.keyLimits });
+  const checked = authenticate({
+    headers: auth.headers,
+    scope: auth.scopes[0],
+    verify: services.keys[auth.keys],
+    attempts: services.failedAttempts,
+    limits: services.keyLimits,
+  });
   return auth.confirmDeviceKey ? [checked, confirmDeviceKey(services)] : [checked];
 }
 

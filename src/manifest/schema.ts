@@ -25,9 +25,7 @@ export const optionSourceSchema = z
     description: z.string().optional(),
     // Ends in /options: option routes are mounted before the device and menu areas, so a
     // source at e.g. /v1/menus or /v1/hooks/{groupId} would silently take over that endpoint.
-    path: z
-      .string()
-      .regex(/^\/v1(\/([A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9]*\}))*\/options$/, 'must be a /v1/.../options path with {param} segments'),
+    path: z.string().regex(/^\/v1(\/([A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9]*\}))*\/options$/, 'must be a /v1/.../options path with {param} segments'),
     resource: z.enum(Object.keys(resources) as [string, ...string[]]),
     scope,
     params: z.array(paramSchema).default([]),
@@ -49,7 +47,8 @@ export const optionSourceSchema = z
       if (!pathParams.includes(needed)) ctx.addIssue({ code: 'custom', path: ['path'], message: `must contain {${needed}} for resource "${source.resource}"` });
     }
     for (const param of pathParams) {
-      if (!def.params.includes(param)) ctx.addIssue({ code: 'custom', path: ['path'], message: `{${param}} is not a parameter of resource "${source.resource}"` });
+      if (!def.params.includes(param))
+        ctx.addIssue({ code: 'custom', path: ['path'], message: `{${param}} is not a parameter of resource "${source.resource}"` });
       if (!source.params.some((p) => p.name === param)) ctx.addIssue({ code: 'custom', path: ['params'], message: `must describe path parameter ${param}` });
     }
     const checkTemplate = (template: string, path: string[]) => {
@@ -65,7 +64,8 @@ export const optionSourceSchema = z
     }
     if (source.tree && !def.tree) ctx.addIssue({ code: 'custom', path: ['tree'], message: `resource "${source.resource}" is not a tree` });
     const expectedScope = def.area === 'device' ? 'device:read' : 'menu:read';
-    if (source.scope !== expectedScope) ctx.addIssue({ code: 'custom', path: ['scope'], message: `must be ${expectedScope} for resource "${source.resource}"` });
+    if (source.scope !== expectedScope)
+      ctx.addIssue({ code: 'custom', path: ['scope'], message: `must be ${expectedScope} for resource "${source.resource}"` });
   });
 
 const endpoint = z.strictObject({
@@ -148,7 +148,10 @@ const operationInput = z.strictObject({
   list: z.boolean().default(false),
   /** `path`: fills `{key}` in the request path; `query`: the query parameter `param` (default: the key). */
   in: z.enum(['path', 'query', 'paging']),
-  param: z.string().regex(/^[a-z][a-z0-9_]*$/).optional(),
+  param: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/)
+    .optional(),
   default: z.union([z.string(), z.number(), z.boolean()]).optional(),
   minimum: z.number().int().optional(),
   maximum: z.number().int().optional(),
@@ -254,15 +257,18 @@ export const manifestSchema = z
         }
       }
       operation.inputs.forEach((input, j) => {
-        if (input.in === 'path' && !pathParams.includes(input.key)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'in'), message: `the path has no {${input.key}}` });
+        if (input.in === 'path' && !pathParams.includes(input.key))
+          ctx.addIssue({ code: 'custom', path: at('inputs', j, 'in'), message: `the path has no {${input.key}}` });
         checkRef(input.optionsFrom, at('inputs', j, 'optionsFrom'));
         const source = manifest.optionSources.find((s) => s.id === input.optionsFrom);
         for (const [param, from] of Object.entries(input.optionParams)) {
-          if (!source?.params.some((p) => p.name === param)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams', param), message: `not a parameter of option source "${input.optionsFrom}"` });
+          if (!source?.params.some((p) => p.name === param))
+            ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams', param), message: `not a parameter of option source "${input.optionsFrom}"` });
           if (!keys.has(from)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams', param), message: `unknown input "${from}"` });
         }
         for (const param of source?.params ?? []) {
-          if (!(param.name in input.optionParams)) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams'), message: `must say which input fills ${param.name}` });
+          if (!(param.name in input.optionParams))
+            ctx.addIssue({ code: 'custom', path: at('inputs', j, 'optionParams'), message: `must say which input fills ${param.name}` });
         }
       });
       const limit = operation.paging?.limitInput;
@@ -270,7 +276,8 @@ export const manifestSchema = z
         ctx.addIssue({ code: 'custom', path: at('paging', 'limitInput'), message: `needs an input "${limit}" with "in": "paging"` });
       }
       operation.inputs.forEach((input, j) => {
-        if (input.in === 'paging' && input.key !== limit) ctx.addIssue({ code: 'custom', path: at('inputs', j, 'in'), message: 'only the paging.limitInput input is "in": "paging"' });
+        if (input.in === 'paging' && input.key !== limit)
+          ctx.addIssue({ code: 'custom', path: at('inputs', j, 'in'), message: 'only the paging.limitInput input is "in": "paging"' });
       });
       if (operation.result.single && operation.result.items === undefined && operation.result.notFound !== undefined) {
         ctx.addIssue({ code: 'custom', path: at('result', 'notFound'), message: 'only a record picked from an array can be missing' });
@@ -282,8 +289,12 @@ export const manifestSchema = z
       // parameter names (`/v1/Menus/options` or `/v1/menus/{groupId}/groups/options` would be
       // unreachable behind the shipped sources). The issue points at the duplicated field.
       const route = source.path.toLowerCase().replace(/\{[^}]*\}/g, '{}');
-      for (const [field, key] of [['id', `id:${source.id}`], ['path', `path:${route}`]] as const) {
-        if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['optionSources', i, field], message: `duplicate ${field} ${field === 'id' ? source.id : source.path}` });
+      for (const [field, key] of [
+        ['id', `id:${source.id}`],
+        ['path', `path:${route}`],
+      ] as const) {
+        if (seen.has(key))
+          ctx.addIssue({ code: 'custom', path: ['optionSources', i, field], message: `duplicate ${field} ${field === 'id' ? source.id : source.path}` });
         seen.set(key, i);
       }
     });

@@ -12,7 +12,12 @@ export interface Sample {
  * The registry reads any object with name, help, type and get(); its typings list only its
  * own classes, hence the cast.
  */
-export function registerCollector(registry: Registry, meta: { name: string; help: string; type: 'counter' | 'histogram' }, samples: () => Sample[], reset: () => void): void {
+export function registerCollector(
+  registry: Registry,
+  meta: { name: string; help: string; type: 'counter' | 'histogram' },
+  samples: () => Sample[],
+  reset: () => void,
+): void {
   const metric = { ...meta, aggregator: 'sum', get: async () => ({ ...meta, aggregator: 'sum', values: samples() }), reset };
   registry.registerMetric(metric as unknown as Counter);
 }
@@ -30,9 +35,14 @@ export class HandleCounter {
   private readonly series = new Map<string, { labels: Record<string, string>; value: number }>();
 
   constructor(registry: Registry, name: string, help: string) {
-    registerCollector(registry, { name, help, type: 'counter' }, () => [...this.series.values()], () => {
-      for (const s of this.series.values()) s.value = 0;
-    });
+    registerCollector(
+      registry,
+      { name, help, type: 'counter' },
+      () => [...this.series.values()],
+      () => {
+        for (const s of this.series.values()) s.value = 0;
+      },
+    );
   }
 
   /** The same label values give the same series, however many handles are taken. */

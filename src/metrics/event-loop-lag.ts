@@ -68,10 +68,13 @@ export function registerEventLoopLag(registry: Registry): void {
       help: help[figure],
       registers: [registry],
       // The first gauge collected reads the window and sets the others.
-      collect: figure === 'min' ? () => {
-        const window = readWindow();
-        for (const f of figures) gauges[f].set(window[f]);
-      } : undefined,
+      collect:
+        figure === 'min'
+          ? () => {
+              const window = readWindow();
+              for (const f of figures) gauges[f].set(window[f]);
+            }
+          : undefined,
     });
   }
 }

@@ -59,8 +59,7 @@ export class Metrics {
   constructor(private readonly queueStats?: () => Promise<QueueStats>) {
     startEventLoopMonitor();
     const registers = [this.registry];
-    const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
-      new Counter<L>({ name, help, labelNames, registers });
+    const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Counter<L>({ name, help, labelNames, registers });
     const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: L[] = []) =>
       new Histogram<L>({ name, help, labelNames, buckets, registers });
     const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Gauge<L>({ name, help, labelNames, registers });
@@ -72,17 +71,28 @@ export class Metrics {
       'Records of upstream answers left out because they do not match the interface, by area and resource.',
       ['area', 'resource'],
     );
-    this.upstreamDuration = histogram('upstream_request_duration_seconds', 'Time of one upstream attempt, by area and outcome.',
-      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], ['area', 'outcome']);
+    this.upstreamDuration = histogram(
+      'upstream_request_duration_seconds',
+      'Time of one upstream attempt, by area and outcome.',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      ['area', 'outcome'],
+    );
     this.cacheLookups = new HandleCounter(this.registry, 'cache_lookups_total', 'Reads of a cache (option lists, upstream answers), by cache and result.');
     this.pollRounds = counter('poller_rounds_total', 'Device-status poll rounds completed.');
     this.keysPolled = counter('poller_keys_polled_total', 'Watched keys polled, by outcome (ok, failed).', ['outcome']);
-    this.pollDuration = histogram('poller_round_duration_seconds', 'Time of one poll round over every due key.',
-      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]);
+    this.pollDuration = histogram(
+      'poller_round_duration_seconds',
+      'Time of one poll round over every due key.',
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    );
     this.overdueKey = gauge('poller_oldest_overdue_key_age_seconds', 'How far past its poll time the most overdue watched key is (0 = on time).');
     this.deliveries = counter('webhook_deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retrying, dead, disabled).', ['outcome']);
-    this.deliveryDuration = histogram('webhook_delivery_duration_seconds', 'Time of one webhook attempt, by outcome.',
-      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], ['outcome']);
+    this.deliveryDuration = histogram(
+      'webhook_delivery_duration_seconds',
+      'Time of one webhook attempt, by outcome.',
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      ['outcome'],
+    );
     this.queueDepth = gauge('webhook_queue_depth', 'Deliveries in the queue, by state (pending, retrying, dead).', ['state']);
     this.oldestDue = gauge('webhook_oldest_due_delivery_age_seconds', 'How long the delivery due the longest has waited (0 = none due).');
     this.resends = counter('webhook_resends_total', 'Deliveries resent through the API (POST /v1/hooks/{id}/deliveries/{delivery_id}/resend).');

@@ -37,7 +37,11 @@ function cpuTotals(registry: Registry): void {
   const parts = { process_cpu_user_seconds_total: 'user', process_cpu_system_seconds_total: 'system', process_cpu_seconds_total: 'both' } as const;
   for (const [name, part] of Object.entries(parts)) {
     registry.removeSingleMetric(name);
-    const help = { user: 'Total user CPU time spent in seconds.', system: 'Total system CPU time spent in seconds.', both: 'Total user and system CPU time spent in seconds.' }[part];
+    const help = {
+      user: 'Total user CPU time spent in seconds.',
+      system: 'Total system CPU time spent in seconds.',
+      both: 'Total user and system CPU time spent in seconds.',
+    }[part];
     new Counter({
       name,
       help,

@@ -45,7 +45,9 @@ export async function pollerHealth(db: Db, nowMs: number, intervalMs: number): P
     .selectFrom('watches')
     .select([
       sql<number>`coalesce(sum(CASE WHEN paused_reason IS NULL THEN 1 ELSE 0 END), 0)`.as('watched'),
-      sql<number>`coalesce(sum(CASE WHEN paused_reason IS NULL AND leased_until <= ${nowMs} AND next_poll_at < ${nowMs - intervalMs} THEN 1 ELSE 0 END), 0)`.as('overdue'),
+      sql<number>`coalesce(sum(CASE WHEN paused_reason IS NULL AND leased_until <= ${nowMs} AND next_poll_at < ${nowMs - intervalMs} THEN 1 ELSE 0 END), 0)`.as(
+        'overdue',
+      ),
       sql<number>`coalesce(sum(CASE WHEN paused_reason IS NOT NULL THEN 1 ELSE 0 END), 0)`.as('paused'),
     ])
     .executeTakeFirstOrThrow();

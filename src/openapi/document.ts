@@ -52,22 +52,38 @@ export function buildOpenApiDocument(manifest: Manifest, routes: readonly Route[
       { name: 'Triggers', description: 'Device-status events: polling trigger, samples, replay.' },
       { name: 'Webhooks', description: 'REST-hook subscriptions and their deliveries.' },
       { name: 'Service', description: 'Health, readiness, manifest, this reference.' },
-      { name: 'Operator', description: 'The operator API (`/admin/v1`): accounts, users, keys, queue health. Only when `ADMIN_TOKEN` is set; `Authorization: Bearer <ADMIN_TOKEN>`.' },
+      {
+        name: 'Operator',
+        description:
+          'The operator API (`/admin/v1`): accounts, users, keys, queue health. Only when `ADMIN_TOKEN` is set; `Authorization: Bearer <ADMIN_TOKEN>`.',
+      },
     ],
     paths,
     webhooks: webhooks(),
     components: {
       schemas: componentSchemas(),
       securitySchemes: {
-        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Everything under `/v1`. The same key as `BearerAuth`: on `/docs`, entering it in either box authorizes both.' },
-        BearerAuth: { type: 'http', scheme: 'bearer', description: 'The device area; also accepted by `/v1/me`, device options, triggers, events and hooks. The same key as `ApiKeyHeader`.' },
+        ApiKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'Everything under `/v1`. The same key as `BearerAuth`: on `/docs`, entering it in either box authorizes both.',
+        },
+        BearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The device area; also accepted by `/v1/me`, device options, triggers, events and hooks. The same key as `ApiKeyHeader`.',
+        },
         AdminToken: { type: 'http', scheme: 'bearer', description: 'The operator API (`/admin/v1`): `ADMIN_TOKEN`, not a key.' },
       },
       headers: {
         RequestId: { description: 'The request id, also sent upstream.', schema: { type: 'string' } },
         RetryAfter: { description: 'Seconds to wait.', schema: { type: 'integer', minimum: 0 } },
         WWWAuthenticate: { description: '`Bearer` (device area).', schema: { type: 'string' } },
-        RateLimitPolicy: { description: 'The key\u2019s rate limit, e.g. `"default";q=1200;w=60` (requests per 60 s). Absent when no limit applies.', schema: { type: 'string' } },
+        RateLimitPolicy: {
+          description: 'The key\u2019s rate limit, e.g. `"default";q=1200;w=60` (requests per 60 s). Absent when no limit applies.',
+          schema: { type: 'string' },
+        },
         RateLimit: { description: 'What is left of it: `"default";r=<requests left>;t=<seconds until the quota is whole again>`.', schema: { type: 'string' } },
       },
     },

@@ -66,7 +66,6 @@ const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/RequestI
 /** On every answer to a good key (docs/keys.md), when a rate limit applies. */
 const rateLimitHeaders = { 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' }, RateLimit: { $ref: '#/components/headers/RateLimit' } };
 
-
 function errorResponse(status: ErrorStatus, description: string, spec: OperationSpec): Json {
   const headers: Json = { ...requestIdHeader, ...(spec.auth && (status === 403 || status === 429) ? rateLimitHeaders : {}) };
   if (status === 401 && (spec.auth?.headers === 'bearer' || spec.admin)) headers['WWW-Authenticate'] = { $ref: '#/components/headers/WWWAuthenticate' };
@@ -87,7 +86,9 @@ function security(auth: OperationSpec['auth'], admin = false): Json[] {
 function keyText(auth: OperationSpec['auth'], admin = false): string {
   if (admin) return 'Operator: `Authorization: Bearer <ADMIN_TOKEN>`. Without `ADMIN_TOKEN` every operator path answers 404 `Not found`.';
   if (!auth) return 'No key needed.';
-  const header = { bearer: '`Authorization: Bearer <key>`', 'x-api-key': '`X-API-Key: <key>`', either: '`X-API-Key: <key>` or `Authorization: Bearer <key>`' }[auth.headers];
+  const header = { bearer: '`Authorization: Bearer <key>`', 'x-api-key': '`X-API-Key: <key>`', either: '`X-API-Key: <key>` or `Authorization: Bearer <key>`' }[
+    auth.headers
+  ];
   const scopes = auth.scopes.length > 0 ? `scope ${auth.scopes.map((s) => `\`${s}\``).join(' and ')}` : 'no scope';
   return `Key: ${header}; ${scopes}.`;
 }

@@ -10,23 +10,25 @@ import type { Json, OperationSpec } from './operation.js';
 
 /** What the document says of a route: its declaration without the handler and what serves it. */
 export function operations(routes: readonly Route[]): OperationSpec[] {
-  return routes.map(({ method, path, operationId, tag, summary, description, auth, admin, params, query, extraParameters, body, bodyOptional, responses, errors }) => ({
-    method,
-    path,
-    operationId,
-    tag,
-    summary,
-    description,
-    auth: auth && { headers: auth.headers, scopes: auth.scopes },
-    admin,
-    params,
-    query,
-    extraParameters,
-    body,
-    bodyOptional,
-    responses,
-    errors,
-  }));
+  return routes.map(
+    ({ method, path, operationId, tag, summary, description, auth, admin, params, query, extraParameters, body, bodyOptional, responses, errors }) => ({
+      method,
+      path,
+      operationId,
+      tag,
+      summary,
+      description,
+      auth: auth && { headers: auth.headers, scopes: auth.scopes },
+      admin,
+      params,
+      query,
+      extraParameters,
+      body,
+      bodyOptional,
+      responses,
+      errors,
+    }),
+  );
 }
 
 const webhookHeader = (name: string, description: string): Json => ({ name, in: 'header', required: true, description, schema: { type: 'string' } });
@@ -51,7 +53,10 @@ export const webhooks = (): Json => ({
       responses: {
         '2XX': { description: 'Delivered; never sent again.' },
         '410': { description: 'The hook is disabled and gets nothing more.' },
-        default: { description: 'Anything else (or a timeout) is retried per `WEBHOOK_RETRY_SCHEDULE_MS` or a longer `Retry-After`; after the last retry the delivery is dead.' },
+        default: {
+          description:
+            'Anything else (or a timeout) is retried per `WEBHOOK_RETRY_SCHEDULE_MS` or a longer `Retry-After`; after the last retry the delivery is dead.',
+        },
       },
     },
   },

@@ -46,7 +46,12 @@ function groupPager(store: GroupOptionStore, menuId: string, source: OptionSourc
     parent: row.parentId,
     hasChildren: row.hasChildren,
   });
-  const rows = ({ parent, needle, tree }: { parent?: string | null; needle?: string; tree: boolean }) => ({ menuId, parent, needle, field: tree ? treeLabel : label });
+  const rows = ({ parent, needle, tree }: { parent?: string | null; needle?: string; tree: boolean }) => ({
+    menuId,
+    parent,
+    needle,
+    field: tree ? treeLabel : label,
+  });
   return {
     pageLimit: rowsPerRead,
     findParent: (parent) => store.group(menuId, parent),

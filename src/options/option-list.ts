@@ -39,16 +39,16 @@ export async function buildOptionList(source: OptionSource, records: readonly Op
   const filters = Object.entries(source.filter);
   const kept = filters.length === 0 ? records : records.filter((record) => filters.every(([field, expected]) => record[field] === expected));
   const entries = await mapCooperatively(kept, (record): OptionEntry => {
-      const text = label(record);
-      return {
-        label: text,
-        value: String(record[source.value]),
-        folded: fold(text),
-        treeLabel: treeLabel(record),
-        parent: record.parent ?? null,
-        hasChildren: record.hasChildren ?? false,
-      };
-    });
+    const text = label(record);
+    return {
+      label: text,
+      value: String(record[source.value]),
+      folded: fold(text),
+      treeLabel: treeLabel(record),
+      parent: record.parent ?? null,
+      hasChildren: record.hasChildren ?? false,
+    };
+  });
   if (source.order === 'label') await sortCooperatively(entries, (a, b) => collator.compare(a.label, b.label) || collator.compare(a.value, b.value));
   return { entries };
 }

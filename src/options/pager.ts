@@ -47,7 +47,11 @@ const invalidParent = () =>
   new AppError('validation', 'parent must be the id of a group of this menu', [{ path: 'parent', message: 'parent must be the id of a group of this menu' }]);
 
 /** The page of `query`: count, read the entries after the cursor's place, render. */
-export async function pageOfOptions<Place extends NonNullable<unknown>>(pager: OptionPager<Place>, query: OptionQuery, continuations?: Continuations<Place>): Promise<RenderedOptions> {
+export async function pageOfOptions<Place extends NonNullable<unknown>>(
+  pager: OptionPager<Place>,
+  query: OptionQuery,
+  continuations?: Continuations<Place>,
+): Promise<RenderedOptions> {
   const tree = query.format === 'tree';
   let parent: string | null | undefined;
   if (tree) {

@@ -26,7 +26,6 @@ export interface ResourceDef extends ResourceShape {
   load(sources: ResourceSources, principal: Principal, params: Record<string, string>): Promise<OptionRecord[]>;
 }
 
-
 /** A menu's groups depth first, in source order; `path` joins the names from the top (text/tree-paths.ts). */
 function flattenGroups(groups: readonly Group[]): OptionRecord[] {
   return flattenTree(groups, (g) => ({ id: g.id, name: g.name, children: g.groups })).map(({ node: group, parentId, path, depth, hasChildren }) => ({

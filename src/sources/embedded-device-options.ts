@@ -61,7 +61,9 @@ export function embeddedDeviceOptions(db: Db): DeviceOptionStore {
     },
 
     async count(userId, needle) {
-      const row = await rows(userId, needle).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const row = await rows(userId, needle)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return Number(row.total);
     },
 
@@ -84,7 +86,17 @@ export function embeddedDeviceOptions(db: Db): DeviceOptionStore {
         .execute();
       if (keys.length === 0) return [];
       const names = new Map(
-        (await db.kysely.selectFrom('devices').select(['id', 'name']).where('id', 'in', keys.map((k) => k.id)).execute()).map((d) => [d.id, d.name]),
+        (
+          await db.kysely
+            .selectFrom('devices')
+            .select(['id', 'name'])
+            .where(
+              'id',
+              'in',
+              keys.map((k) => k.id),
+            )
+            .execute()
+        ).map((d) => [d.id, d.name]),
       );
       return keys.flatMap((k) => {
         const name = names.get(k.id);

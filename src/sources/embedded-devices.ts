@@ -56,9 +56,7 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
     visible(principal.userId)
       .$if(query.ids !== undefined, (q) => q.where('a.device_id', 'in', query.ids!))
       .$if(query.isOnline === true, (q) => q.where('d.last_heartbeat_at', '>', threshold))
-      .$if(query.isOnline === false, (q) =>
-        q.where((eb) => eb.or([eb('d.last_heartbeat_at', 'is', null), eb('d.last_heartbeat_at', '<=', threshold)])),
-      );
+      .$if(query.isOnline === false, (q) => q.where((eb) => eb.or([eb('d.last_heartbeat_at', 'is', null), eb('d.last_heartbeat_at', '<=', threshold)])));
 
   /** Without filters the count is the user's access rows alone: one index range, no join. */
   const count = async (principal: Principal, query: DeviceQuery, threshold: string): Promise<number> => {
@@ -80,7 +78,12 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
    * or starting after a row there), then just those devices, so neither engine joins or sorts
    * the whole account for a deep page.
    */
-  const pageOf = async (userId: string | null, from: OrderKey | null, offset: number, pageSize: number): Promise<{ rows: DeviceRow[]; last: OrderKey | null }> => {
+  const pageOf = async (
+    userId: string | null,
+    from: OrderKey | null,
+    offset: number,
+    pageSize: number,
+  ): Promise<{ rows: DeviceRow[]; last: OrderKey | null }> => {
     const keys = await db.kysely
       .selectFrom('device_access as a')
       .select(['a.device_id', 'a.registered_at'])
@@ -93,9 +96,24 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
       .execute();
     const end = keys[keys.length - 1];
     if (!end) return { rows: [], last: null };
-    const rows = new Map((await db.kysely.selectFrom('devices').selectAll().where('id', 'in', keys.map((k) => k.device_id)).execute()).map((d) => [d.id, d]));
+    const rows = new Map(
+      (
+        await db.kysely
+          .selectFrom('devices')
+          .selectAll()
+          .where(
+            'id',
+            'in',
+            keys.map((k) => k.device_id),
+          )
+          .execute()
+      ).map((d) => [d.id, d]),
+    );
     // A device deleted between the two reads is left out; the page still ends where its keys did.
-    return { rows: keys.flatMap((k) => rows.get(k.device_id) ?? []), last: keys.length < pageSize ? null : { registeredAt: end.registered_at, id: end.device_id } };
+    return {
+      rows: keys.flatMap((k) => rows.get(k.device_id) ?? []),
+      last: keys.length < pageSize ? null : { registeredAt: end.registered_at, id: end.device_id },
+    };
   };
 
   return {
@@ -139,7 +157,11 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
           .execute();
         const end = rows[rows.length - 1];
         return {
-          items: rows.map((r) => ({ id: r.device_id, last_heartbeat_at: r.last_heartbeat_at, is_online: r.last_heartbeat_at !== null && r.last_heartbeat_at > threshold })),
+          items: rows.map((r) => ({
+            id: r.device_id,
+            last_heartbeat_at: r.last_heartbeat_at,
+            is_online: r.last_heartbeat_at !== null && r.last_heartbeat_at > threshold,
+          })),
           last: end && rows.length === pageSize ? { registeredAt: end.registered_at, id: end.device_id } : null,
         };
       });
@@ -147,7 +169,9 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
 
     async byIds(principal: Principal, ids: readonly string[]): Promise<Device[]> {
       const threshold = onlineSince();
-      return inChunks(ids, async (part) => (await visible(principal.userId).selectAll('d').where('d.id', 'in', part).execute()).map((row) => toDevice(row, threshold)));
+      return inChunks(ids, async (part) =>
+        (await visible(principal.userId).selectAll('d').where('d.id', 'in', part).execute()).map((row) => toDevice(row, threshold)),
+      );
     },
 
     async get(principal: Principal, id: string): Promise<Device> {
@@ -164,7 +188,7 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
  * (requests of other accounts) is let in between pages.
  */
 async function* keysetPages<T>(page: (after: OrderKey | null) => Promise<{ items: T[]; last: OrderKey | null }>): AsyncGenerator<T[]> {
-  for (let after: OrderKey | null = null; ; ) {
+  for (let after: OrderKey | null = null; ;) {
     const { items, last } = await page(after);
     if (items.length > 0) yield items;
     if (last === null) return;

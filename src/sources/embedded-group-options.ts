@@ -50,7 +50,11 @@ export function embeddedGroupOptions(db: Db): GroupOptionStore {
 
   return {
     async menu(accountId, menuId) {
-      const menus = await db.kysely.selectFrom('menus').select('id').where('account_id', '=', accountId ?? '').execute();
+      const menus = await db.kysely
+        .selectFrom('menus')
+        .select('id')
+        .where('account_id', '=', accountId ?? '')
+        .execute();
       const wanted = menuId.toLowerCase();
       return menus.find((m) => m.id.toLowerCase() === wanted)?.id ?? null;
     },
@@ -68,7 +72,9 @@ export function embeddedGroupOptions(db: Db): GroupOptionStore {
     },
 
     async count(scope) {
-      const row = await rows(scope).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const row = await rows(scope)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return Number(row.total);
     },
 
@@ -80,7 +86,14 @@ export function embeddedGroupOptions(db: Db): GroupOptionStore {
         .limit(limit)
         .$if(afterPosition === undefined && offset > 0, (q) => q.offset(offset))
         .execute();
-      return found.map((r) => ({ id: r.id, name: r.name, path: r.path, parentId: r.parent_id, hasChildren: Number(r.has_children) === 1, position: Number(r.position) }));
+      return found.map((r) => ({
+        id: r.id,
+        name: r.name,
+        path: r.path,
+        parentId: r.parent_id,
+        hasChildren: Number(r.has_children) === 1,
+        position: Number(r.position),
+      }));
     },
   };
 }

@@ -22,7 +22,10 @@ const treeBytes = 16 * 1024 * 1024;
  * parse trees at all: they read `menu_groups` (options/database-group-options.ts).
  */
 export function embeddedMenuSource(db: Db): MenuSource {
-  const trees = new LRUCache<string, { revision: number; groups: Group[]; size: number }>({ maxSize: treeBytes, sizeCalculation: (tree) => Math.max(1, tree.size) });
+  const trees = new LRUCache<string, { revision: number; groups: Group[]; size: number }>({
+    maxSize: treeBytes,
+    sizeCalculation: (tree) => Math.max(1, tree.size),
+  });
 
   const groupsOf = async (row: MenuRow): Promise<Group[]> => {
     const cached = trees.get(row.id);

@@ -20,17 +20,13 @@ export function upstreamMenuSource(client: UpstreamClient, verdicts: KeyVerdicts
       tags: filter.tags?.join(','),
     };
     const key = `groups?m=${query.menus ?? ''}&g=${query.groups ?? ''}&t=${query.tags ?? ''}`;
-    return cached(principal, key, () =>
-      client.get({ path: '/v1/groups', query, key: principal.key, ...callerOf(principal), schema: groupsEnvelopeSchema }),
-    );
+    return cached(principal, key, () => client.get({ path: '/v1/groups', query, key: principal.key, ...callerOf(principal), schema: groupsEnvelopeSchema }));
   };
 
   return {
     mode: 'upstream',
     async listMenus(principal: Principal): Promise<Menu[]> {
-      const menus = await cached(principal, 'menus', () =>
-        client.get({ path: '/v1/menus', key: principal.key, ...callerOf(principal), schema: menusSchema }),
-      );
+      const menus = await cached(principal, 'menus', () => client.get({ path: '/v1/menus', key: principal.key, ...callerOf(principal), schema: menusSchema }));
       return Promise.all(
         menus.map(async (menu): Promise<Menu> => ({
           id: menu.id,

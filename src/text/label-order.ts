@@ -32,9 +32,25 @@ export const keySeparator = ' ';
 const maxDigits = 60;
 
 const substitutes: Record<string, string> = {
-  'ø': 'o', 'Ø': 'o', 'æ': 'ae', 'Æ': 'ae', 'œ': 'oe', 'Œ': 'oe', 'ß': 'ss', 'ł': 'l', 'Ł': 'l',
-  'đ': 'd', 'Đ': 'd', 'ð': 'd', 'Ð': 'd', '\u2019': "'", '\u2018': "'", '\u201c': '"', '\u201d': '"',
-  '\u2026': '...', '\u00a0': ' ',
+  ø: 'o',
+  Ø: 'o',
+  æ: 'ae',
+  Æ: 'ae',
+  œ: 'oe',
+  Œ: 'oe',
+  ß: 'ss',
+  ł: 'l',
+  Ł: 'l',
+  đ: 'd',
+  Đ: 'd',
+  ð: 'd',
+  Ð: 'd',
+  '\u2019': "'",
+  '\u2018': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u2026': '...',
+  '\u00a0': ' ',
 };
 
 interface Alphabet {
@@ -85,12 +101,15 @@ export function sortKey(text: string): string | null {
   const chars = [...text.normalize('NFD')];
   let key = '';
   let afterLetter = false;
-  for (let i = 0; i < chars.length; ) {
+  for (let i = 0; i < chars.length;) {
     const char = chars[i]!;
     if (char >= '0' && char <= '9') {
       let end = i;
       while (end < chars.length && chars[end]! >= '0' && chars[end]! <= '9') end++;
-      const digits = chars.slice(i, end).join('').replace(/^0+(?=\d)/, '');
+      const digits = chars
+        .slice(i, end)
+        .join('')
+        .replace(/^0+(?=\d)/, '');
       if (digits.length > maxDigits) return null;
       key += number + String.fromCharCode(rankBase + digits.length) + digits;
       afterLetter = false;

@@ -14,8 +14,7 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-const isoPattern =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
+const isoPattern = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
 const relativePattern = /^now(?:([+-])(\d{1,9})([smhd]))?$/;
 const unitMicros: Record<string, number> = { s: 1e6, m: 60e6, h: 3600e6, d: 86400e6 };
 

@@ -81,7 +81,7 @@ function sampleEvent(raw: Device, type: EventType, timeoutMs: number): SampleEve
   const heartbeat = raw.last_heartbeat_at ?? (online ? raw.updated_at : null);
   const device = { ...raw, id: raw.id.toLowerCase(), is_online: online, last_heartbeat_at: heartbeat };
   const micros = heartbeat === null ? null : parseIso(heartbeat);
-  const occurred = online || micros === null ? heartbeat ?? device.updated_at : formatMicros(micros + timeoutMs * 1000);
+  const occurred = online || micros === null ? (heartbeat ?? device.updated_at) : formatMicros(micros + timeoutMs * 1000);
   return {
     id: `${eventId(device.id, type, heartbeat)}_sample`,
     type,

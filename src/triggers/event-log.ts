@@ -97,7 +97,9 @@ export class EventLog {
     // A big key's baseline likewise: without statistics its next polls' look-ups by id scan the
     // key's whole snapshot instead of probing the index (36 ms a page of 1,000 instead of 7).
     const refresh = async (tables: Array<keyof Tables>, rows: number) =>
-      this.db.refreshStatistics(tables, rows).catch((err: unknown) => this.logger?.warn({ err: (err as Error).message, tables }, 'could not refresh the planner statistics'));
+      this.db
+        .refreshStatistics(tables, rows)
+        .catch((err: unknown) => this.logger?.warn({ err: (err as Error).message, tables }, 'could not refresh the planner statistics'));
     await refresh(['deliveries', 'events'], fresh.length);
     await refresh(['device_snapshots'], changes.written + changes.vanished.length);
     return fresh;
@@ -151,7 +153,10 @@ export class EventLog {
    * the key), so a week of a big fleet's transitions is never read into memory. Periods without
    * events are absent.
    */
-  async summary(keyHash: string, filter: { types: string[]; periodLength: 10 | 13; from: string; until: string }): Promise<Array<{ period: string; type: string; count: number }>> {
+  async summary(
+    keyHash: string,
+    filter: { types: string[]; periodLength: 10 | 13; from: string; until: string },
+  ): Promise<Array<{ period: string; type: string; count: number }>> {
     // A literal, not a parameter: PostgreSQL must see the same expression in SELECT and GROUP BY.
     const period = sql<string>`substr(occurred_at, 1, ${sql.lit(filter.periodLength)})`;
     const rows = await this.db.kysely
@@ -182,7 +187,14 @@ export class EventLog {
     const counts: PruneCounts = { events: 0, deliveries: 0, attempts: 0, stopped: false };
     // The sweep ends at the newest event past the retention (a step down events_created):
     // the newer ones are never scanned. One logged meanwhile by a replica whose clock lags goes next time.
-    const newest = await this.db.kysely.selectFrom('events').select('seq').where('created_at', '<', cutoff).orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    const newest = await this.db.kysely
+      .selectFrom('events')
+      .select('seq')
+      .where('created_at', '<', cutoff)
+      .orderBy('created_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     if (newest === undefined) return counts;
     let after = 0;
     const run = await inSlices(
@@ -190,7 +202,14 @@ export class EventLog {
       (limit) =>
         this.db.transaction(async (trx) => {
           // By the primary key alone; the age is checked here, as is what the queue keeps.
-          const rows = await trx.selectFrom('events').select(['seq', 'created_at']).where('seq', '>', after).where('seq', '<=', Number(newest.seq)).orderBy('seq').limit(limit).execute();
+          const rows = await trx
+            .selectFrom('events')
+            .select(['seq', 'created_at'])
+            .where('seq', '>', after)
+            .where('seq', '<=', Number(newest.seq))
+            .orderBy('seq')
+            .limit(limit)
+            .execute();
           if (rows.length === 0) return { rows: 0, more: false };
           after = Number(rows[rows.length - 1]!.seq);
           const old = rows.filter((r) => Number(r.created_at) < cutoff).map((r) => Number(r.seq));
@@ -216,7 +235,12 @@ export const eventWrites = {
    * with the payload as given; returns its position in the log. Such events never show in the
    * polling trigger or, without `type`, in `GET /v1/events`.
    */
-  async insertOne(trx: Kysely<Tables>, keyHash: string, event: { id: string; type: string; occurred_at: string; payload: string }, now: number): Promise<number> {
+  async insertOne(
+    trx: Kysely<Tables>,
+    keyHash: string,
+    event: { id: string; type: string; occurred_at: string; payload: string },
+    now: number,
+  ): Promise<number> {
     const row = await trx
       .insertInto('events')
       .values({ id: event.id, key_hash: keyHash, type: event.type, device_id: '', occurred_at: event.occurred_at, payload: event.payload, created_at: now })
@@ -239,7 +263,9 @@ export const eventWrites = {
   ): Promise<number> {
     const rows = await trx
       .insertInto('events')
-      .values(events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.about, occurred_at: e.occurred_at, payload: e.payload, created_at: now })))
+      .values(
+        events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.about, occurred_at: e.occurred_at, payload: e.payload, created_at: now })),
+      )
       .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
       .returning(['seq', 'id'])
       .execute();
@@ -259,7 +285,13 @@ export interface PruneCounts {
 }
 
 /** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
-async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: DeviceEvent[], now: number, queueDeliveries: QueueDeliveries): Promise<DeviceEvent[]> {
+async function insertEvents(
+  trx: Kysely<Tables>,
+  keyHash: string,
+  events: DeviceEvent[],
+  now: number,
+  queueDeliveries: QueueDeliveries,
+): Promise<DeviceEvent[]> {
   // In slices: a mass outage (thousands of changes in one poll) stays under both engines'
   // limits on bound parameters, and is still recorded all or nothing.
   const inserted: Array<{ seq: number; id: string }> = [];
@@ -268,7 +300,17 @@ async function insertEvents(trx: Kysely<Tables>, keyHash: string, events: Device
     if (i > 0) await setImmediate();
     const rows = await trx
       .insertInto('events')
-      .values(part.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: e.device.id, occurred_at: e.occurred_at, payload: JSON.stringify(e), created_at: now })))
+      .values(
+        part.map((e) => ({
+          id: e.id,
+          key_hash: keyHash,
+          type: e.type,
+          device_id: e.device.id,
+          occurred_at: e.occurred_at,
+          payload: JSON.stringify(e),
+          created_at: now,
+        })),
+      )
       .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
       .returning(['seq', 'id'])
       .execute();

@@ -22,7 +22,10 @@ export class FutureHeartbeatLog {
     for (const { id, heartbeat } of future) {
       const verdict = this.limiter.decide({ area: 'device', resource: 'device', id, field: 'last_heartbeat_at' });
       if (verdict === 'log') {
-        this.logger.warn({ deviceId: id, heartbeat, takenAs: formatMicros(pollAtMs * 1000) }, "device heartbeat in the future; the event is dated at the poll's time");
+        this.logger.warn(
+          { deviceId: id, heartbeat, takenAs: formatMicros(pollAtMs * 1000) },
+          "device heartbeat in the future; the event is dated at the poll's time",
+        );
       }
     }
   }

@@ -125,9 +125,20 @@ export class PollComparison<D extends DeviceState> {
  * from, so its id and payload agree. A device deleted (or no longer readable) between the two
  * reads gets no event: it leaves the key's snapshot at the next poll.
  */
-export async function completeDevices(byIds: NonNullable<DeviceSource['byIds']>, principal: Principal, events: Array<TransitionOf<DeviceState>>): Promise<DeviceEvent[]> {
+export async function completeDevices(
+  byIds: NonNullable<DeviceSource['byIds']>,
+  principal: Principal,
+  events: Array<TransitionOf<DeviceState>>,
+): Promise<DeviceEvent[]> {
   if (events.length === 0) return [];
-  const records = new Map((await byIds(principal, events.map((e) => e.device.id))).map((d) => [d.id.toLowerCase(), d]));
+  const records = new Map(
+    (
+      await byIds(
+        principal,
+        events.map((e) => e.device.id),
+      )
+    ).map((d) => [d.id.toLowerCase(), d]),
+  );
   return events.flatMap((event) => {
     const record = records.get(event.device.id);
     if (!record) return [];

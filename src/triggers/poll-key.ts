@@ -74,7 +74,10 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
       await deps.watches.pause(watch.key_hash, reason);
       logger.warn({ key, reason }, 'watch paused');
     } else {
-      logger.warn({ key, err: (err as Error).message, ...(err instanceof AppError && err.details ? { details: err.details } : {}) }, 'poll failed; will retry next interval');
+      logger.warn(
+        { key, err: (err as Error).message, ...(err instanceof AppError && err.details ? { details: err.details } : {}) },
+        'poll failed; will retry next interval',
+      );
     }
     throw err;
   }

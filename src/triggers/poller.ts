@@ -238,7 +238,10 @@ export class DeviceStatusPoller {
    * (poll-key.ts). `requestId`: the incoming request this poll is made for (enrolment); only
    * background polls are stopped by `stop`.
    */
-  pollKey(watch: Watch, { requestId, owner = this.owner, started = this.options.clock.now() }: { requestId?: string; owner?: string; started?: number } = {}): Promise<DeviceEvent[]> {
+  pollKey(
+    watch: Watch,
+    { requestId, owner = this.owner, started = this.options.clock.now() }: { requestId?: string; owner?: string; started?: number } = {},
+  ): Promise<DeviceEvent[]> {
     return pollKey({ ...this.options, futureHeartbeats: this.futureHeartbeats }, watch, { requestId, owner, started, stop: this.stopOf(requestId) });
   }
 }

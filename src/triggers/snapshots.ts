@@ -25,12 +25,7 @@ export class SnapshotStore {
   /** The snapshot rows of these devices (lower-case ids), missing ones too; devices without one are absent. */
   async of(keyHash: string, deviceIds: readonly string[]): Promise<Map<string, Snapshot>> {
     const rows = await inChunks(deviceIds, (part) =>
-      this.db.kysely
-        .selectFrom('device_snapshots')
-        .select(snapshotColumns)
-        .where('key_hash', '=', keyHash)
-        .where('device_id', 'in', part)
-        .execute(),
+      this.db.kysely.selectFrom('device_snapshots').select(snapshotColumns).where('key_hash', '=', keyHash).where('device_id', 'in', part).execute(),
     );
     return new Map(rows.map((r) => [r.device_id, snapshotOf(r)]));
   }
@@ -41,7 +36,12 @@ export class SnapshotStore {
    * by ids and a count (docs/triggers.md).
    */
   async whole(keyHash: string, limit: number): Promise<Map<string, Snapshot> | null> {
-    const rows = await this.db.kysely.selectFrom('device_snapshots').select(snapshotColumns).where('key_hash', '=', keyHash).limit(limit + 1).execute();
+    const rows = await this.db.kysely
+      .selectFrom('device_snapshots')
+      .select(snapshotColumns)
+      .where('key_hash', '=', keyHash)
+      .limit(limit + 1)
+      .execute();
     return rows.length > limit ? null : new Map(rows.map((r) => [r.device_id, snapshotOf(r)]));
   }
 
@@ -70,7 +70,12 @@ export class SnapshotStore {
           eb(
             eb.refTuple('key_hash', 'device_id'),
             'in',
-            eb.selectFrom('device_snapshots as m').select(['m.key_hash', 'm.device_id']).where('m.missing_since', '<', cutoffMs).limit(slice).$asTuple('key_hash', 'device_id'),
+            eb
+              .selectFrom('device_snapshots as m')
+              .select(['m.key_hash', 'm.device_id'])
+              .where('m.missing_since', '<', cutoffMs)
+              .limit(slice)
+              .$asTuple('key_hash', 'device_id'),
           ),
         )
         .executeTakeFirst();
@@ -84,7 +89,7 @@ export class SnapshotStore {
   /** The snapshot's device ids (of devices not missing) that are not in `seen`: keyset chunks along the primary key, yielding in between. */
   async idsExcept(keyHash: string, seen: ReadonlySet<string>): Promise<string[]> {
     const gone: string[] = [];
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const rows: Array<{ device_id: string }> = await this.db.kysely
         .selectFrom('device_snapshots')
         .select('device_id')
@@ -150,7 +155,13 @@ export const snapshotWrites = {
     }
     for (const part of chunks(vanished)) {
       if (statements++ > 0) await setImmediate();
-      await trx.updateTable('device_snapshots').set({ missing_since: now }).where('key_hash', '=', keyHash).where('device_id', 'in', part).where('missing_since', 'is', null).execute();
+      await trx
+        .updateTable('device_snapshots')
+        .set({ missing_since: now })
+        .where('key_hash', '=', keyHash)
+        .where('device_id', 'in', part)
+        .where('missing_since', 'is', null)
+        .execute();
     }
   },
 };

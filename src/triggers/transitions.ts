@@ -35,7 +35,9 @@ export const futureHeartbeatToleranceMs = 60_000;
  */
 export function eventId(deviceId: string, type: EventType, heartbeat: string | null, previousEventId?: string | null): string {
   const chain = previousEventId ? `|${previousEventId}` : '';
-  const digest = createHash('sha256').update(`${deviceId.toLowerCase()}|${type}|${heartbeat ?? 'never'}${chain}`).digest('hex');
+  const digest = createHash('sha256')
+    .update(`${deviceId.toLowerCase()}|${type}|${heartbeat ?? 'never'}${chain}`)
+    .digest('hex');
   return `evt_${digest.slice(0, 32)}`;
 }
 
@@ -91,11 +93,17 @@ export function detectTransitions<D extends DeviceState>(
     const nowMicros = nowMs * 1000;
     const ahead = hbMicros !== null && hbMicros > nowMicros + futureHeartbeatToleranceMs * 1000;
     if (ahead) future.push({ id, heartbeat: heartbeat! });
-    let occurred =
-      hbMicros === null || ahead ? formatMicros(nowMicros) : status === 'online' ? heartbeat! : formatMicros(hbMicros + heartbeatTimeoutMs * 1000);
+    let occurred = hbMicros === null || ahead ? formatMicros(nowMicros) : status === 'online' ? heartbeat! : formatMicros(hbMicros + heartbeatTimeoutMs * 1000);
     // Fixed-width timestamps compare as text: a device's events never go back in time.
     if (before.last_event_at && occurred < before.last_event_at) occurred = before.last_event_at;
-    const event = { id: eventId(device.id, type, heartbeat, before.last_event_id), type, occurred_at: occurred, device, previous_status: before.status, status };
+    const event = {
+      id: eventId(device.id, type, heartbeat, before.last_event_id),
+      type,
+      occurred_at: occurred,
+      device,
+      previous_status: before.status,
+      status,
+    };
     events.push(event);
     Object.assign(row, { last_event_id: event.id, last_event_at: occurred });
   }

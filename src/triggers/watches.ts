@@ -70,7 +70,12 @@ export const watchWrites = {
    * commits. A baseline's slice checks this in its own transaction.
    */
   async holdLease(trx: Kysely<Tables>, keyHash: string, owner: string): Promise<void> {
-    const held = await trx.updateTable('watches').set({ lease_owner: owner }).where('key_hash', '=', keyHash).where('lease_owner', '=', owner).executeTakeFirst();
+    const held = await trx
+      .updateTable('watches')
+      .set({ lease_owner: owner })
+      .where('key_hash', '=', keyHash)
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
     if (Number(held.numUpdatedRows) === 0) throw new LeaseLostError();
   },
 };
@@ -174,7 +179,13 @@ export class WatchStore {
         .where((eb) =>
           eb.or([
             eb('w.last_trigger_at', '>', now - dayMs),
-            eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', 'in', watchedHookStatuses)),
+            eb.exists(
+              eb
+                .selectFrom('hooks as h')
+                .select(sql`1`.as('one'))
+                .whereRef('h.key_hash', '=', 'w.key_hash')
+                .where('h.status', 'in', watchedHookStatuses),
+            ),
           ]),
         )
         .orderBy('w.next_poll_at')
@@ -185,7 +196,11 @@ export class WatchStore {
         await trx
           .updateTable('watches')
           .set({ leased_until: now + options.leaseMs, lease_owner: owner })
-          .where('key_hash', 'in', rows.map((r) => r.key_hash))
+          .where(
+            'key_hash',
+            'in',
+            rows.map((r) => r.key_hash),
+          )
           .execute();
       }
       return rows;
@@ -227,7 +242,13 @@ export class WatchStore {
       .where((eb) =>
         eb.or([
           eb('w.last_trigger_at', '>', now - dayMs),
-          eb.exists(eb.selectFrom('hooks as h').select(sql`1`.as('one')).whereRef('h.key_hash', '=', 'w.key_hash').where('h.status', 'in', watchedHookStatuses)),
+          eb.exists(
+            eb
+              .selectFrom('hooks as h')
+              .select(sql`1`.as('one'))
+              .whereRef('h.key_hash', '=', 'w.key_hash')
+              .where('h.status', 'in', watchedHookStatuses),
+          ),
         ]),
       )
       .executeTakeFirst();

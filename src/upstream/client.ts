@@ -189,9 +189,14 @@ export class UpstreamClient {
     if (response.status === 429 || response.status >= 500) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.options.clock.now());
       if (retryAfterMs !== undefined && retryAfterMs > this.options.timeoutMs) {
-        throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable', undefined, {
-          'Retry-After': String(Math.ceil(retryAfterMs / 1000)),
-        })), statusOutcome(response.status));
+        throw tagged(
+          new AbortError(
+            new AppError('upstream_unavailable', 'Upstream unavailable', undefined, {
+              'Retry-After': String(Math.ceil(retryAfterMs / 1000)),
+            }),
+          ),
+          statusOutcome(response.status),
+        );
       }
       throw tagged(new RetryableError(`status ${response.status}`, 'unavailable', retryAfterMs), statusOutcome(response.status));
     }
@@ -220,7 +225,10 @@ export class UpstreamClient {
     const { result: parsed, rejected } = collectRejected(() => request.schema.safeParse(json));
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`);
-      this.options.logger.warn({ area: this.options.area, route: request.path, issues, requestId: request.requestId }, 'upstream body does not match the interface');
+      this.options.logger.warn(
+        { area: this.options.area, route: request.path, issues, requestId: request.requestId },
+        'upstream body does not match the interface',
+      );
       throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
     const { area, logger } = this.options;

@@ -26,27 +26,29 @@ const timestamp = z.string().transform((value, ctx) => {
   return canonical;
 });
 
-export const deviceSchema: z.ZodType<Device, unknown> = z
-  .object({
-    id: z.string().min(1).transform((id) => id.toLowerCase()),
-    name: z.string(),
-    timezone: z.string(),
-    screen_resolution: z.string(),
-    screen_orientation: z.string(),
-    registered_at: timestamp,
-    published_at: timestamp.nullable(),
-    last_heartbeat_at: timestamp.nullable(),
-    is_online: z.boolean(),
-    offline_startup: z.boolean(),
-    offline_startup_delay_minutes: z.number().int(),
-    open_dev_tools: z.boolean(),
-    display_connected: z.boolean(),
-    connection_type: z.string(),
-    wifi_ssid: z.string().nullable(),
-    wifi_signal_strength: z.number().int().nullable(),
-    updated_at: timestamp,
-    created_at: timestamp,
-  }) as z.ZodType<Device, unknown>;
+export const deviceSchema: z.ZodType<Device, unknown> = z.object({
+  id: z
+    .string()
+    .min(1)
+    .transform((id) => id.toLowerCase()),
+  name: z.string(),
+  timezone: z.string(),
+  screen_resolution: z.string(),
+  screen_orientation: z.string(),
+  registered_at: timestamp,
+  published_at: timestamp.nullable(),
+  last_heartbeat_at: timestamp.nullable(),
+  is_online: z.boolean(),
+  offline_startup: z.boolean(),
+  offline_startup_delay_minutes: z.number().int(),
+  open_dev_tools: z.boolean(),
+  display_connected: z.boolean(),
+  connection_type: z.string(),
+  wifi_ssid: z.string().nullable(),
+  wifi_signal_strength: z.number().int().nullable(),
+  updated_at: timestamp,
+  created_at: timestamp,
+}) as z.ZodType<Device, unknown>;
 
 /**
  * A device that does not match is left out of the page (`total` stays the upstream's count);

@@ -79,41 +79,54 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
  * other work running in between (`inSlices`); `signal` stops it between slices. Returns how many.
  */
 export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string, signal?: AbortSignal): Promise<number> {
-  const { rows } = await inSlices(db.engine, async (limit) => {
-    const size = Math.min(limit, 500);
-    const done = await db.transaction(async (trx) => {
-      const rows = await trx
-        .selectFrom('deliveries as d')
-        .innerJoin('events as e', 'e.seq', 'd.event_seq')
-        .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
-        .where('d.status', '=', 'pending')
-        .where('e.created_at', '<', cutoff)
-        .limit(size)
-        .execute();
-      if (rows.length === 0) return 0;
-      await trx.updateTable('deliveries').set({ status: 'dead', leased_until: 0 }).where('id', 'in', rows.map((r) => r.id)).where('status', '=', 'pending').execute();
-      await trx
-        .insertInto('delivery_attempts')
-        .values(
-          rows.map((r) => ({
-            delivery_id: r.id,
-            hook_id: r.hook_id,
-            event_id: r.event_id,
-            webhook_id: r.webhook_id,
-            attempt: r.attempts + 1,
-            status_code: null,
-            error: reason,
-            duration_ms: 0,
-            attempted_at: formatMicros(now * 1000),
-            next_attempt_at: null,
-            outcome: 'dead',
-          })),
-        )
-        .execute();
-      return rows.length;
-    });
-    return { rows: done, more: done === size };
-  }, signal);
+  const { rows } = await inSlices(
+    db.engine,
+    async (limit) => {
+      const size = Math.min(limit, 500);
+      const done = await db.transaction(async (trx) => {
+        const rows = await trx
+          .selectFrom('deliveries as d')
+          .innerJoin('events as e', 'e.seq', 'd.event_seq')
+          .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
+          .where('d.status', '=', 'pending')
+          .where('e.created_at', '<', cutoff)
+          .limit(size)
+          .execute();
+        if (rows.length === 0) return 0;
+        await trx
+          .updateTable('deliveries')
+          .set({ status: 'dead', leased_until: 0 })
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .where('status', '=', 'pending')
+          .execute();
+        await trx
+          .insertInto('delivery_attempts')
+          .values(
+            rows.map((r) => ({
+              delivery_id: r.id,
+              hook_id: r.hook_id,
+              event_id: r.event_id,
+              webhook_id: r.webhook_id,
+              attempt: r.attempts + 1,
+              status_code: null,
+              error: reason,
+              duration_ms: 0,
+              attempted_at: formatMicros(now * 1000),
+              next_attempt_at: null,
+              outcome: 'dead',
+            })),
+          )
+          .execute();
+        return rows.length;
+      });
+      return { rows: done, more: done === size };
+    },
+    signal,
+  );
   return rows;
 }
 
@@ -125,7 +138,11 @@ export async function expireDeliveries(db: Db, now: number, cutoff: number, reas
  * Plain look-ups by id on each table's index, a few hundred ids at a time, so every engine
  * walks the indexes whatever its statistics say. Returns the events to keep and what went.
  */
-export async function dropDeliveriesOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[], recent: string): Promise<{ kept: Set<number>; deliveries: number; attempts: number }> {
+export async function dropDeliveriesOfEvents(
+  trx: Kysely<Tables>,
+  eventSeqs: readonly number[],
+  recent: string,
+): Promise<{ kept: Set<number>; deliveries: number; attempts: number }> {
   const kept = new Set<number>();
   let deliveries = 0;
   let attempts = 0;
@@ -133,7 +150,12 @@ export async function dropDeliveriesOfEvents(trx: Kysely<Tables>, eventSeqs: rea
     const found = await trx.selectFrom('deliveries').select(['id', 'event_seq', 'status']).where('event_seq', 'in', part).execute();
     for (const d of found) if (d.status === 'pending') kept.add(Number(d.event_seq));
     for (const ids of chunks(found.map((d) => d.id))) {
-      const tried = await trx.selectFrom('delivery_attempts').select('delivery_id').where('delivery_id', 'in', ids).where('attempted_at', '>=', recent).execute();
+      const tried = await trx
+        .selectFrom('delivery_attempts')
+        .select('delivery_id')
+        .where('delivery_id', 'in', ids)
+        .where('attempted_at', '>=', recent)
+        .execute();
       const recentlyTried = new Set(tried.map((a) => Number(a.delivery_id)));
       for (const d of found) if (recentlyTried.has(Number(d.id))) kept.add(Number(d.event_seq));
     }

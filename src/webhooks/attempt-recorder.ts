@@ -70,18 +70,20 @@ export class AttemptRecorder {
 
   /** Writes what is queued so far in one transaction, after any write in progress; on failure it stays queued. */
   flush(): Promise<void> {
-    this.writing = this.writing.catch(() => undefined).then(async () => {
-      const batch = this.pending;
-      this.pending = [];
-      if (batch.length === 0) return;
-      try {
-        await this.queue.record(batch);
-      } catch (err) {
-        this.pending = batch.concat(this.pending);
-        throw err;
-      }
-      this.onRecorded(batch);
-    });
+    this.writing = this.writing
+      .catch(() => undefined)
+      .then(async () => {
+        const batch = this.pending;
+        this.pending = [];
+        if (batch.length === 0) return;
+        try {
+          await this.queue.record(batch);
+        } catch (err) {
+          this.pending = batch.concat(this.pending);
+          throw err;
+        }
+        this.onRecorded(batch);
+      });
     return this.writing;
   }
 

@@ -13,7 +13,13 @@ export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOp
   const saturated = [...rooms].filter(([, room]) => room <= 0).map(([origin]) => origin);
   // Anything due at all? One step on the due index; without it, the fair-order scan below
   // would walk every waiting retry to find out there is nothing to do.
-  const anyDue = await trx.selectFrom('deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
+  const anyDue = await trx
+    .selectFrom('deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .limit(1)
+    .executeTakeFirst();
   if (!anyDue) return { due: [], seen: 0 };
   // Candidates first, ids and origins only: some may be left for later (their origin has no
   // room), so the payloads are read for the picked ones alone.

@@ -71,7 +71,9 @@ export class WebhookDeliverer {
     this.lanes = new TargetLanes(
       options.perTargetConcurrency,
       { min: options.perTargetConcurrency * lookahead.min, max: options.perTargetConcurrency * lookahead.max },
-      (d) => this.launch(d), (d) => this.letGoIfExpiring(d));
+      (d) => this.launch(d),
+      (d) => this.letGoIfExpiring(d),
+    );
     this.recorder = new AttemptRecorder(options.queue, options.logger, (batch) => {
       // Recorded: the lease is over (kept renewed until here, so a slow record loses nothing).
       for (const r of batch) this.leased.delete(r.delivery);
@@ -133,9 +135,11 @@ export class WebhookDeliverer {
     const stopped = this.loop.stop(); // from here on no send starts (launch, pump)
     const released = this.handBack(this.lanes.takeWaiting());
     await stopped;
-    await this.recorder.flush().catch((err: unknown) =>
-      this.options.logger.warn({ err: (err as Error).message }, 'could not record the last attempts; their leases will expire and they will be sent again'),
-    );
+    await this.recorder
+      .flush()
+      .catch((err: unknown) =>
+        this.options.logger.warn({ err: (err as Error).message }, 'could not record the last attempts; their leases will expire and they will be sent again'),
+      );
     await released;
     this.leased.clear();
   }
@@ -291,8 +295,16 @@ export class WebhookDeliverer {
       'webhook attempt',
     );
     return {
-      delivery, attempt, outcome, statusCode: result.status, error: result.error, durationMs: result.durationMs, attemptedAt: now, nextAttemptAt,
-      requestHeaders: result.requestHeaders ?? null, responseBody: result.responseBody ?? null,
+      delivery,
+      attempt,
+      outcome,
+      statusCode: result.status,
+      error: result.error,
+      durationMs: result.durationMs,
+      attemptedAt: now,
+      nextAttemptAt,
+      requestHeaders: result.requestHeaders ?? null,
+      responseBody: result.responseBody ?? null,
     };
   }
 }

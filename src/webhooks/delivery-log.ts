@@ -80,7 +80,8 @@ export class DeliveryLog {
       .innerJoin('events as e', 'e.seq', 'd.event_seq')
       .where('d.hook_id', '=', hook.id)
       .$if(status !== undefined, (q) => {
-        if (status === 'pending' || status === 'held') return (status === 'held') === disabled ? q.where('d.status', '=', 'pending') : q.where(sql<boolean>`1 = 0`);
+        if (status === 'pending' || status === 'held')
+          return (status === 'held') === disabled ? q.where('d.status', '=', 'pending') : q.where(sql<boolean>`1 = 0`);
         if (status === 'cancelled') return q.where('d.status', '=', 'cancelled').where('e.type', '!=', testEventType);
         if (status === 'failed') return q.where('d.status', '=', 'cancelled').where('e.type', '=', testEventType);
         return q.where('d.status', '=', status!);

@@ -64,7 +64,11 @@ export class DeliveryQueue {
       const rows = await this.db.kysely
         .updateTable('deliveries')
         .set({ leased_until: until, next_attempt_at: until })
-        .where('id', 'in', part.map((d) => d.id))
+        .where(
+          'id',
+          'in',
+          part.map((d) => d.id),
+        )
         .where('leased_until', 'in', [...new Set(part.map((d) => d.leased_until))])
         .where('status', '=', 'pending')
         .returning('id')

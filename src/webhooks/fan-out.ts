@@ -51,7 +51,10 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
     })
     .filter((m) => m.events.length > 0);
   if (matching.length === 0) return;
-  const places = await fairPlaces(trx, matching.map((m) => m.hook.id));
+  const places = await fairPlaces(
+    trx,
+    matching.map((m) => m.hook.id),
+  );
   const deliveries: Array<Insertable<Tables['deliveries']>> = [];
   for (const { hook, events: due } of matching) {
     const place = places.get(hook.id);
@@ -76,7 +79,11 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
   for (const part of chunks(deliveries)) {
     // Thousands of deliveries are many slices: other requests run in between (SQLite answers synchronously).
     await setImmediate();
-    await trx.insertInto('deliveries').values(part).onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing()).execute();
+    await trx
+      .insertInto('deliveries')
+      .values(part)
+      .onConflict((oc) => oc.columns(['hook_id', 'event_seq']).doNothing())
+      .execute();
   }
 }
 
@@ -102,7 +109,9 @@ export async function fairPlaces(trx: Kysely<Tables>, hookIds: string[]): Promis
       .select([
         'h.id',
         sql<number | string | null>`(SELECT min(d.fair_at) FROM deliveries d WHERE d.hook_id = h.id AND d.status = 'pending')`.as('own'),
-        sql<number | string | null>`(SELECT min(o.fair_at) FROM deliveries o WHERE o.status = 'pending' AND o.target_origin = coalesce(h.target_origin, 'invalid'))`.as('head'),
+        sql<
+          number | string | null
+        >`(SELECT min(o.fair_at) FROM deliveries o WHERE o.status = 'pending' AND o.target_origin = coalesce(h.target_origin, 'invalid'))`.as('head'),
       ])
       .where('h.id', 'in', ids)
       .execute(),

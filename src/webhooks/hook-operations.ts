@@ -75,9 +75,18 @@ export class HookOperations {
       await db.transaction(async (trx) => {
         const seq = await eventWrites.insertOne(trx, keyHash, { id: eventId, type: testEventType, occurred_at: occurredAt, payload }, clock.now());
         await recordTest(trx, {
-          hookId: hook.id, origin: targetOrigin(hook.target_url), eventSeq: seq, webhookId: id, eventId, delivered,
-          statusCode: result.status, error: result.error, durationMs: result.durationMs, attemptedAt: now,
-          requestHeaders: result.requestHeaders ?? null, responseBody: result.responseBody ?? null,
+          hookId: hook.id,
+          origin: targetOrigin(hook.target_url),
+          eventSeq: seq,
+          webhookId: id,
+          eventId,
+          delivered,
+          statusCode: result.status,
+          error: result.error,
+          durationMs: result.durationMs,
+          attemptedAt: now,
+          requestHeaders: result.requestHeaders ?? null,
+          responseBody: result.responseBody ?? null,
         });
       });
     } catch (err) {
@@ -92,7 +101,8 @@ export class HookOperations {
     const hook = await this.options.hooks.get(keyHash, hookId);
     const id = parseDeliveryId(deliveryId);
     if (id === null) throw new AppError('not_found', 'Delivery not found');
-    if (hook.status === 'disabled') throw new AppError('conflict', 'The hook is disabled: enable it first (PATCH /v1/hooks/{id} with enabled: true), then resend');
+    if (hook.status === 'disabled')
+      throw new AppError('conflict', 'The hook is disabled: enable it first (PATCH /v1/hooks/{id} with enabled: true), then resend');
     const done = await resendDelivery(this.options.db, hook.id, targetOrigin(hook.target_url), id, this.options.clock.now());
     if (done === 'missing') throw new AppError('not_found', 'Delivery not found');
     if (done === 'test') throw new AppError('conflict', 'A test delivery is not resent: send a new test (POST /v1/hooks/{id}/test)');

@@ -149,12 +149,25 @@ export class HookStore {
       }
       const identity = hookIdentity(keyHash, row.target_url, next.events, next.device_ids);
       if (next.status !== 'disabled') {
-        const same = await trx.selectFrom('hooks').select('id').where('identity', '=', identity).where('status', '!=', 'disabled').where('id', '!=', id).executeTakeFirst();
+        const same = await trx
+          .selectFrom('hooks')
+          .select('id')
+          .where('identity', '=', identity)
+          .where('status', '!=', 'disabled')
+          .where('id', '!=', id)
+          .executeTakeFirst();
         if (same) throw new AppError('conflict', `Hook ${same.id} already delivers the same events of the same devices to this target_url`);
       }
       await trx
         .updateTable('hooks')
-        .set({ events: next.events, device_ids: next.device_ids, identity, status: next.status, status_reason: next.status_reason, ...(disabledAt === undefined ? {} : { disabled_at: disabledAt }) })
+        .set({
+          events: next.events,
+          device_ids: next.device_ids,
+          identity,
+          status: next.status,
+          status_reason: next.status_reason,
+          ...(disabledAt === undefined ? {} : { disabled_at: disabledAt }),
+        })
         .where('id', '=', id)
         .execute();
       return toHook(next);
@@ -173,7 +186,11 @@ export class HookStore {
     await this.db.transaction(async (trx) => {
       const row = await trx.selectFrom('hooks').select('secret_cipher').where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst();
       if (!row) throw new AppError('not_found', 'Hook not found');
-      await trx.updateTable('hooks').set({ secret_cipher: sealed, secret_previous_cipher: row.secret_cipher, secret_previous_until: until }).where('id', '=', id).execute();
+      await trx
+        .updateTable('hooks')
+        .set({ secret_cipher: sealed, secret_previous_cipher: row.secret_cipher, secret_previous_until: until })
+        .where('id', '=', id)
+        .execute();
     });
     return secret;
   }
@@ -276,14 +293,30 @@ export class HookStore {
    * left of its queue with it), other work running in between; `signal` stops it between them.
    */
   async pruneDisabled(cutoff: number, signal?: AbortSignal): Promise<number> {
-    await this.db.kysely.updateTable('hooks').set({ disabled_at: this.clock.now() }).where('status', '=', 'disabled').where('disabled_at', 'is', null).execute();
-    const { rows } = await inSlices(this.db.engine, async (limit) => {
-      const size = Math.max(1, Math.min(100, Math.floor(limit / 50)));
-      const ids = (await this.db.kysely.selectFrom('hooks').select('id').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).limit(size).execute()).map((h) => h.id);
-      if (ids.length === 0) return { rows: 0, more: false };
-      const result = await this.db.kysely.deleteFrom('hooks').where('id', 'in', ids).where('status', '=', 'disabled').where('disabled_at', '<', cutoff).executeTakeFirst();
-      return { rows: Number(result.numDeletedRows), more: ids.length === size };
-    }, signal);
+    await this.db.kysely
+      .updateTable('hooks')
+      .set({ disabled_at: this.clock.now() })
+      .where('status', '=', 'disabled')
+      .where('disabled_at', 'is', null)
+      .execute();
+    const { rows } = await inSlices(
+      this.db.engine,
+      async (limit) => {
+        const size = Math.max(1, Math.min(100, Math.floor(limit / 50)));
+        const ids = (
+          await this.db.kysely.selectFrom('hooks').select('id').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).limit(size).execute()
+        ).map((h) => h.id);
+        if (ids.length === 0) return { rows: 0, more: false };
+        const result = await this.db.kysely
+          .deleteFrom('hooks')
+          .where('id', 'in', ids)
+          .where('status', '=', 'disabled')
+          .where('disabled_at', '<', cutoff)
+          .executeTakeFirst();
+        return { rows: Number(result.numDeletedRows), more: ids.length === size };
+      },
+      signal,
+    );
     return rows;
   }
 }

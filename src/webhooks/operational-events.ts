@@ -50,14 +50,21 @@ export class OperationalEvents {
       const type = r.outcome === 'disabled' ? 'hook.disabled' : 'delivery.dead';
       const id = noticeId([type, hook.id, r.delivery.id, r.attempt]);
       const occurredAt = formatMicros(r.attemptedAt * 1000);
-      const reason = r.outcome === 'disabled' ? goneReason : `Every attempt failed; the last: ${r.statusCode === null ? (r.error ?? 'no answer') : `HTTP ${r.statusCode}`}`;
-      const data = { hook_id: hook.id, target_url: hook.target_url, reason, ...(type === 'delivery.dead' ? { delivery_id: deliveryIdText(r.delivery.id), event_id: r.delivery.event_id } : {}) };
+      const reason =
+        r.outcome === 'disabled' ? goneReason : `Every attempt failed; the last: ${r.statusCode === null ? (r.error ?? 'no answer') : `HTTP ${r.statusCode}`}`;
+      const data = {
+        hook_id: hook.id,
+        target_url: hook.target_url,
+        reason,
+        ...(type === 'delivery.dead' ? { delivery_id: deliveryIdText(r.delivery.id), event_id: r.delivery.event_id } : {}),
+      };
       const list = perKey.get(hook.key_hash) ?? [];
       list.push({ id, type, occurred_at: occurredAt, about: hook.id, payload: JSON.stringify({ id, type, occurred_at: occurredAt, data }) });
       perKey.set(hook.key_hash, list);
     }
     let fresh = 0;
-    for (const [keyHash, events] of perKey) fresh += await this.db.transaction((trx) => eventWrites.insertOperational(trx, keyHash, events, this.clock.now(), queueDeliveries));
+    for (const [keyHash, events] of perKey)
+      fresh += await this.db.transaction((trx) => eventWrites.insertOperational(trx, keyHash, events, this.clock.now(), queueDeliveries));
     if (fresh > 0) this.wake();
   }
 }

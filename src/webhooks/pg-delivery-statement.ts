@@ -88,7 +88,14 @@ export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOpt
   const fresh = options.fresh ?? options.limit;
   const until = now + options.leaseMs;
   const recorded = records.map((r) => r.delivery.id);
-  const { rows } = await sql<Omit<Due, 'fair_at' | 'secret_previous_until'> & { fair_at: string; secret_previous_until: string | null; seen: string; logged: Array<[string, string]> | null }>`
+  const { rows } = await sql<
+    Omit<Due, 'fair_at' | 'secret_previous_until'> & {
+      fair_at: string;
+      secret_previous_until: string | null;
+      seen: string;
+      logged: Array<[string, string]> | null;
+    }
+  >`
     WITH ${recordCtes(records)},
     cand AS (
       SELECT d.id, d.fair_at, coalesce(h.target_origin, 'invalid') AS origin

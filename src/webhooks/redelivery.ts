@@ -92,9 +92,16 @@ export async function resendDelivery(db: Db, hookId: string, origin: string, id:
  * (logged while it was disabled or paused) gets one. `dryRun`: only counts. Returns how many
  * deliveries were (or would be) queued. `stopped` ends it between slices (a shutdown).
  */
-export async function recover(db: Db, hook: RecoverTarget, range: RecoverRange, now: number, dryRun: boolean, stopped: () => boolean = () => false): Promise<number> {
+export async function recover(
+  db: Db,
+  hook: RecoverTarget,
+  range: RecoverRange,
+  now: number,
+  dryRun: boolean,
+  stopped: () => boolean = () => false,
+): Promise<number> {
   let count = 0;
-  for (let last = 0; !stopped(); ) {
+  for (let last = 0; !stopped();) {
     await setImmediate();
     const rows = await db.kysely
       .selectFrom('deliveries as d')
@@ -114,7 +121,7 @@ export async function recover(db: Db, hook: RecoverTarget, range: RecoverRange, 
     count += dryRun ? ids.length : await requeue(db, hook, ids, now);
   }
   const from = Math.max(range.since, hook.createdMs);
-  for (let last = 0; !stopped(); ) {
+  for (let last = 0; !stopped();) {
     await setImmediate();
     const events = await db.kysely
       .selectFrom('events')
@@ -157,7 +164,11 @@ async function requeue(db: Db, hook: RecoverTarget, ids: number[], now: number):
 async function makeMissing(db: Db, hook: RecoverTarget, seqs: number[], now: number, dryRun: boolean): Promise<number> {
   if (seqs.length === 0) return 0;
   const have = async (trx: Kysely<Tables>) =>
-    new Set((await trx.selectFrom('deliveries').select('event_seq').where('hook_id', '=', hook.id).where('event_seq', 'in', seqs).execute()).map((r) => Number(r.event_seq)));
+    new Set(
+      (await trx.selectFrom('deliveries').select('event_seq').where('hook_id', '=', hook.id).where('event_seq', 'in', seqs).execute()).map((r) =>
+        Number(r.event_seq),
+      ),
+    );
   if (dryRun) {
     const existing = await have(db.kysely);
     return seqs.filter((s) => !existing.has(s)).length;

@@ -117,7 +117,9 @@ export class RetentionSweeper {
     }
     logger.info(report, 'retention sweep');
     if (rows >= bulkRows) {
-      await db.refreshStatistics(['events', 'deliveries', 'delivery_attempts'], rows).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not refresh the planner statistics'));
+      await db
+        .refreshStatistics(['events', 'deliveries', 'delivery_attempts'], rows)
+        .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not refresh the planner statistics'));
       if (!(await db.truncateLog())) logger.warn('the write-ahead log is still above its limit after the retention sweep; the checkpointer tries again');
     }
     return report;

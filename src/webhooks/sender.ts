@@ -29,13 +29,17 @@ export function httpWebhookSender(timeoutMs: number, policy: TargetPolicy): Webh
   return (url, body, headers) =>
     new Promise((resolve) => {
       const started = performance.now();
-      const done = (result: Omit<SendResult, 'durationMs'>) =>
-        resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      const done = (result: Omit<SendResult, 'durationMs'>) => resolve({ ...result, durationMs: Math.round(performance.now() - started) });
       const problem = targetUrlProblem(url, policy);
       if (problem) return done({ status: null, error: problem });
       const target = new URL(url);
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-      const requestHeaders = { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'signage-connector-webhooks' };
+      const requestHeaders = {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'signage-connector-webhooks',
+      };
       const req = send(
         target,
         {

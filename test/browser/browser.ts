@@ -30,7 +30,8 @@ export async function openBrowser(): Promise<Browser> {
   const page = context.pages()[0] ?? (await context.newPage());
   const problems: string[] = [];
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()))
+      problems.push(`console: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   return {
@@ -65,7 +66,15 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
 
 /** One line per violation, for a failure message that says what to fix. */
 export function describeViolations(violations: AxeViolation[]): string {
-  return violations.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`).join('\n');
+  return violations
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} at ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    )
+    .join('\n');
 }
 
 /** Waits until the locator shows (with `text`, when given): the assertion fails by timing out, naming what was awaited. */
@@ -75,7 +84,9 @@ export async function see(locator: Locator, text?: string | RegExp, timeout = 15
     await target.waitFor({ state: 'visible', timeout });
   } catch {
     const shown = await locator.allInnerTexts().catch(() => []);
-    throw new Error(`not shown within ${timeout} ms: ${String(locator)}${text === undefined ? '' : ` with ${String(text)}`}; shown: ${JSON.stringify(shown).slice(0, 800)}`);
+    throw new Error(
+      `not shown within ${timeout} ms: ${String(locator)}${text === undefined ? '' : ` with ${String(text)}`}; shown: ${JSON.stringify(shown).slice(0, 800)}`,
+    );
   }
 }
 
@@ -88,5 +99,11 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (!folder) return;
   // The top of the page, at most 1,300 pixels of it: the PNGs stay around 100 KB.
   const height = Math.min(1300, (await page.evaluate('document.documentElement.scrollHeight')) as number);
-  await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true, clip: { x: 0, y: 0, width: 1280, height }, animations: 'disabled', caret: 'hide' });
+  await page.screenshot({
+    path: join(folder, `${name}.png`),
+    fullPage: true,
+    clip: { x: 0, y: 0, width: 1280, height },
+    animations: 'disabled',
+    caret: 'hide',
+  });
 }

@@ -20,7 +20,11 @@ export interface LiveConnector {
  * private webhook targets allowed (the test's receiver is on loopback). `dir` holds the
  * database (`connector.db`) and is removed at `stop`.
  */
-export async function startConnector(env: Record<string, string> = {}, startTimeoutMs = 60_000, dir = mkdtempSync(join(tmpdir(), 'console-connector-'))): Promise<LiveConnector> {
+export async function startConnector(
+  env: Record<string, string> = {},
+  startTimeoutMs = 60_000,
+  dir = mkdtempSync(join(tmpdir(), 'console-connector-')),
+): Promise<LiveConnector> {
   const dbPath = join(dir, 'connector.db');
   const child: ChildProcess = spawn(process.execPath, [join(projectRoot, 'dist', 'src', 'main.js')], {
     cwd: dir,

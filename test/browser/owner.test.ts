@@ -58,7 +58,10 @@ describe('sign-in', () => {
     expect(await s.page.evaluate('JSON.stringify(sessionStorage)')).toContain(demoKey);
     expect(await s.page.evaluate('JSON.stringify(localStorage)')).not.toContain(demoKey);
     // The start banner prints the demo key on purpose; no log line does.
-    const logLines = s.connector.output().split('\n').filter((line) => line.startsWith('{'));
+    const logLines = s.connector
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
     expect(logLines.filter((line) => line.includes(demoKey))).toEqual([]);
   });
 });

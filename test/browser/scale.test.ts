@@ -41,14 +41,19 @@ beforeAll(async () => {
   page.on('response', (response: Response) => {
     const url = new URL(response.url());
     if (url.pathname.startsWith('/console')) return;
-    void response.body().then((body) => answers.push({ url: url.pathname + url.search, bytes: body.length, ms: Math.round(response.request().timing().responseEnd) }), () => undefined);
+    void response.body().then(
+      (body) => answers.push({ url: url.pathname + url.search, bytes: body.length, ms: Math.round(response.request().timing().responseEnd) }),
+      () => undefined,
+    );
   });
 }, 900_000);
 
 afterAll(async () => {
   await browser?.close();
   await connector?.stop();
-  console.log(`console at ${scaleDevices.toLocaleString('en')} devices: ${JSON.stringify(measured)}; largest answer ${Math.max(0, ...answers.map((a) => a.bytes))} bytes over ${answers.length} requests`);
+  console.log(
+    `console at ${scaleDevices.toLocaleString('en')} devices: ${JSON.stringify(measured)}; largest answer ${Math.max(0, ...answers.map((a) => a.bytes))} bytes over ${answers.length} requests`,
+  );
   console.log(answers.map((a) => `${a.ms} ms ${a.bytes} B ${a.url}`).join('\n'));
 });
 
@@ -97,10 +102,14 @@ describe(`an account of ${scaleDevices.toLocaleString('en')} devices`, () => {
   });
 
   test('dropdowns: the first page of every source, the 20,000 groups a page at a time', async () => {
-    await measure('dropdowns', () => page.goto(`${connector.base}/console/dropdowns`).then(() => undefined), async () => {
-      await see(page.getByTestId('source-menus').locator('option'), 'All stores');
-      await see(page.getByTestId('source-devices').locator('option'), 'Store');
-    });
+    await measure(
+      'dropdowns',
+      () => page.goto(`${connector.base}/console/dropdowns`).then(() => undefined),
+      async () => {
+        await see(page.getByTestId('source-menus').locator('option'), 'All stores');
+        await see(page.getByTestId('source-devices').locator('option'), 'Store');
+      },
+    );
     expect(measured.dropdowns!.firstContentfulPaintMs).toBeLessThan(firstPaintBoundMs);
     expect(measured.dropdowns!.contentMs).toBeLessThan(contentBoundMs);
     await page.getByTestId('source-menus').locator('select').selectOption({ label: 'All stores' });
@@ -111,7 +120,11 @@ describe(`an account of ${scaleDevices.toLocaleString('en')} devices`, () => {
   });
 
   test('webhooks: the hook list', async () => {
-    await measure('webhooks', () => page.goto(`${connector.base}/console/webhooks`).then(() => undefined), () => see(page.getByTestId('hook-table').locator('caption'), 'in all'));
+    await measure(
+      'webhooks',
+      () => page.goto(`${connector.base}/console/webhooks`).then(() => undefined),
+      () => see(page.getByTestId('hook-table').locator('caption'), 'in all'),
+    );
     expect(measured.webhooks!.firstContentfulPaintMs).toBeLessThan(firstPaintBoundMs);
     expect(measured.webhooks!.contentMs).toBeLessThan(contentBoundMs);
   });

@@ -23,7 +23,11 @@ describe('webhooks', () => {
     await expectAccessible(s, 'webhooks page, empty');
 
     const bad = 'ftp://example.com/hooks';
-    const message = await apiMessage(s, '/v1/hooks', { method: 'POST', headers: { 'X-API-Key': demoKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ target_url: bad }) });
+    const message = await apiMessage(s, '/v1/hooks', {
+      method: 'POST',
+      headers: { 'X-API-Key': demoKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ target_url: bad }),
+    });
     await s.page.getByLabel('Target URL').fill(bad);
     await s.page.getByRole('button', { name: 'Create hook' }).click();
     await see(s.page.getByRole('alert'), message);

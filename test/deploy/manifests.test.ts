@@ -148,7 +148,12 @@ describe('deploy/caddy/Caddyfile', () => {
   test('is accepted by Caddy (`caddy adapt`)', () => {
     const result = spawnSync('caddy', ['adapt', '--config', join(projectRoot, 'deploy', 'caddy', 'Caddyfile'), '--adapter', 'caddyfile'], {
       encoding: 'utf8',
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CONNECTOR_DOMAIN: 'connector.example.com', CONNECTOR_UPSTREAMS: 'connector-1:3000 connector-2:3000' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CONNECTOR_DOMAIN: 'connector.example.com',
+        CONNECTOR_UPSTREAMS: 'connector-1:3000 connector-2:3000',
+      },
       timeout: 30_000,
     });
     if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {

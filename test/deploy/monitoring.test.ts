@@ -61,7 +61,11 @@ beforeAll(async () => {
     clock: new ManualClock(Date.now()),
     env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CONNECTOR_SECRET: 'a1'.repeat(32) },
   });
-  cleanup.push(() => t.close(), () => upstream.stop(), () => receiver.stop());
+  cleanup.push(
+    () => t.close(),
+    () => upstream.stop(),
+    () => receiver.stop(),
+  );
   await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
   await request(t.app).get(`/v1/menus/${menuIds.allDay}/groups/options`).set('X-API-Key', keys.ana).expect(200);
   await request(t.app).get(`/v1/menus/${menuIds.allDay}/groups/options`).set('X-API-Key', keys.ana).expect(200);
@@ -103,7 +107,15 @@ describe('metric names', () => {
     const named = [...new Set(expressions.flatMap(metricNames))];
     expect(named.filter((name) => !exposed.has(name) && !prometheusOwn.has(name))).toEqual([]);
     // The dashboard covers each area /metrics reports on.
-    for (const family of ['http_requests_total', 'upstream_requests_total', 'cache_lookups_total', 'poller_keys_polled_total', 'webhook_deliveries_total', 'webhook_queue_depth', 'nodejs_eventloop_lag_p99_seconds']) {
+    for (const family of [
+      'http_requests_total',
+      'upstream_requests_total',
+      'cache_lookups_total',
+      'poller_keys_polled_total',
+      'webhook_deliveries_total',
+      'webhook_queue_depth',
+      'nodejs_eventloop_lag_p99_seconds',
+    ]) {
       expect(named).toContain(family);
     }
   });
@@ -123,7 +135,10 @@ describe('alert rules', () => {
     }
     expect(check.stdout + check.stderr).toContain('SUCCESS: 7 rules found');
     const config = spawnSync('promtool', ['check', 'config', 'prometheus.yml'], { cwd: prometheusDir, encoding: 'utf8', timeout: 60_000 });
-    expect({ status: config.status, output: config.stdout + config.stderr }).toMatchObject({ status: 0, output: expect.stringContaining('is valid prometheus config file syntax') });
+    expect({ status: config.status, output: config.stdout + config.stderr }).toMatchObject({
+      status: 0,
+      output: expect.stringContaining('is valid prometheus config file syntax'),
+    });
     const run = spawnSync('promtool', ['test', 'rules', 'alerts.test.yml'], { cwd: prometheusDir, encoding: 'utf8', timeout: 60_000 });
     expect({ status: run.status, output: run.stdout + run.stderr }).toMatchObject({ status: 0, output: expect.stringContaining('SUCCESS') });
   });

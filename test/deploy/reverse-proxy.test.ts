@@ -44,11 +44,14 @@ async function freePort(): Promise<number> {
 /** GET through Caddy over TLS, verified against Caddy's local authority for `localhost`. */
 function viaProxy(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port: httpsPort, path, servername: 'localhost', ca: rootCa, headers: { Host: `localhost:${httpsPort}`, ...headers }, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (chunk) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = httpsRequest(
+      { host: '127.0.0.1', port: httpsPort, path, servername: 'localhost', ca: rootCa, headers: { Host: `localhost:${httpsPort}`, ...headers }, agent: false },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on('error', reject);
     req.setTimeout(10_000, () => req.destroy(new Error('no answer through Caddy in 10 s')));
     req.end();
@@ -66,7 +69,15 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i += 1) {
     const port = await freePort();
     const replica = new Child(mainJs, {
-      env: { DATABASE_URL: database.url, CONNECTOR_SECRET: 'a1'.repeat(32), PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'json', LOG_LEVEL: 'info', TRUST_PROXY: '1' },
+      env: {
+        DATABASE_URL: database.url,
+        CONNECTOR_SECRET: 'a1'.repeat(32),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
+        TRUST_PROXY: '1',
+      },
       timeoutMs: 300_000,
     });
     replicas.push(replica);
@@ -99,7 +110,10 @@ beforeAll(async () => {
   for (;;) {
     if (existsSync(rootPath)) {
       rootCa = readFileSync(rootPath, 'utf8');
-      const ok = await viaProxy('/healthz').then((r) => r.status === 200, () => false);
+      const ok = await viaProxy('/healthz').then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
     }
     if (Date.now() > until || caddy.exitCode !== null) throw new Error(`Caddy did not serve https://localhost:${httpsPort}:\n${caddyOutput}`);
@@ -145,7 +159,9 @@ maybe('Caddy in front of two replicas, with deploy/caddy/Caddyfile', () => {
       httpRequest({ host: '127.0.0.1', port: httpPort, path: '/healthz', headers: { Host: 'localhost' }, agent: false }, (res) => {
         res.resume();
         resolve({ status: res.statusCode!, location: res.headers.location });
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
     expect(redirect.status).toBe(308);
     expect(redirect.location).toMatch(/^https:\/\/localhost(:\d+)?\/healthz$/);

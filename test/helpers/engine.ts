@@ -59,7 +59,9 @@ async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T
 
 async function emptySchema(schema: string): Promise<void> {
   await withClient(async (client) => {
-    const { rows } = await client.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_version'`, [schema]);
+    const { rows } = await client.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_version'`, [
+      schema,
+    ]);
     const tables = rows.map((r) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(r.tablename)}`);
     if (tables.length > 0) await client.query(`TRUNCATE ${tables.join(', ')} RESTART IDENTITY CASCADE`);
   });

@@ -77,7 +77,10 @@ export class FakeUpstream {
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       if (fault?.hang) return; // the socket stays open until the client gives up
       if (fault?.answer) {
-        res.status(fault.status ?? 200).set(fault.headers ?? {}).json(fault.answer({ ...req.query }));
+        res
+          .status(fault.status ?? 200)
+          .set(fault.headers ?? {})
+          .json(fault.answer({ ...req.query }));
         return;
       }
       if (fault?.status !== undefined) {

@@ -82,11 +82,15 @@ export class CliProcess {
   async waitForOutput(text: string, timeoutMs: number): Promise<void> {
     let gone = false;
     void this.exited.then(() => (gone = true));
-    await waitFor(`"${text}" in the output`, () => {
-      if (this.stdout.includes(text)) return true;
-      if (gone) throw new Error(`process exited before printing "${text}":\n${this.stdout}\n${this.stderr}`);
-      return false;
-    }, timeoutMs);
+    await waitFor(
+      `"${text}" in the output`,
+      () => {
+        if (this.stdout.includes(text)) return true;
+        if (gone) throw new Error(`process exited before printing "${text}":\n${this.stdout}\n${this.stderr}`);
+        return false;
+      },
+      timeoutMs,
+    );
   }
 
   static killAll(): void {

@@ -24,7 +24,10 @@ export class Receiver {
       this.received.push({ headers: req.headers as Record<string, string>, body: req.body as string, at: Date.now() });
       const answer = this.answers.shift() ?? { status: 204 };
       if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
-      res.status(answer.status).set(answer.headers ?? {}).end();
+      res
+        .status(answer.status)
+        .set(answer.headers ?? {})
+        .end();
     });
     this.server = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => this.server.once('listening', () => resolve()));

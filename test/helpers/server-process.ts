@@ -77,14 +77,18 @@ export class PipedServer {
     let sent = 0;
     const one = () =>
       new Promise<void>((resolve, reject) => {
-        httpRequest({ host: '127.0.0.1', port: this.port, path, headers, agent }, (res) => res.resume().on('end', resolve)).on('error', reject).end();
+        httpRequest({ host: '127.0.0.1', port: this.port, path, headers, agent }, (res) => res.resume().on('end', resolve))
+          .on('error', reject)
+          .end();
       });
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (sent < count) {
-        sent += 1;
-        await one();
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (sent < count) {
+          sent += 1;
+          await one();
+        }
+      }),
+    );
     agent.destroy();
   }
 

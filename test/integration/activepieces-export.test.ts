@@ -73,7 +73,9 @@ describe('activepieces export', () => {
     expect(activepiecesNames(manifest).actions).toEqual(expect.arrayContaining(['get_device', 'list_devices', 'list_menus', 'list_groups', 'get_group']));
     expect(activepiecesNames(manifest).triggers).toEqual(['device_offline', 'device_offline_polling', 'device_online', 'device_online_polling']);
     for (const operation of manifest.operations) {
-      expect(definition.operations.find((candidate) => candidate.id === operation.id)!.inputs.map((input) => input.key)).toEqual(operation.inputs.map((input) => input.key));
+      expect(definition.operations.find((candidate) => candidate.id === operation.id)!.inputs.map((input) => input.key)).toEqual(
+        operation.inputs.map((input) => input.key),
+      );
     }
     const getGroup = definition.operations.find((operation) => operation.id === 'get_group')!;
     expect(getGroup.inputs.find((input) => input.key === 'group_id')).toMatchObject({ optionsFrom: 'menu_groups', optionParams: { menuId: 'menu_id' } });
@@ -123,7 +125,9 @@ describe('activepieces export', () => {
     await ensureBuild();
     const out = mkdtempSync(join(tmpdir(), 'connector-activepieces-export-'));
     try {
-      const result = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'cli', 'export.js'), 'activepieces', '--out', out, '--base-url', baseUrl], { encoding: 'utf8' });
+      const result = spawnSync(process.execPath, [join(projectRoot, 'dist', 'src', 'cli', 'export.js'), 'activepieces', '--out', out, '--base-url', baseUrl], {
+        encoding: 'utf8',
+      });
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
       expect(result.stdout).toMatch(/Activepieces app/);

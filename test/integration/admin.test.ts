@@ -53,13 +53,30 @@ describe('listing', () => {
     const text = JSON.stringify(first.body);
     expect(text).not.toMatch(/sha256|[0-9a-f]{64}/);
     for (const key of Object.values(keys)) expect(text).not.toContain(key);
-    expect(first.body[0]).toMatchObject({ id: 'key_ana', user_id: 'usr_ana', account_id: 'acc_harbor', prefix: 'sk_test_', status: 'active', revoked_at: null });
+    expect(first.body[0]).toMatchObject({
+      id: 'key_ana',
+      user_id: 'usr_ana',
+      account_id: 'acc_harbor',
+      prefix: 'sk_test_',
+      status: 'active',
+      revoked_at: null,
+    });
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.link ?? '')![1]!;
-    const second = await request(t.app).get(new URL(next).pathname + new URL(next).search).set(admin).expect(200);
+    const second = await request(t.app)
+      .get(new URL(next).pathname + new URL(next).search)
+      .set(admin)
+      .expect(200);
     expect(second.body.map((k: { id: string }) => k.id)).toEqual(['key_ben']);
     expect(second.headers.link).toBeUndefined();
-    await request(t.app).get('/admin/v1/keys?user_id=usr_zoe').set(admin).expect(200).expect((res) => expect(res.body).toHaveLength(1));
-    await request(t.app).get('/admin/v1/keys?limit=0').set(admin).expect(400, { message: 'limit must be an integer from 1 to 500', details: [{ path: 'limit', message: 'limit must be an integer from 1 to 500' }] });
+    await request(t.app)
+      .get('/admin/v1/keys?user_id=usr_zoe')
+      .set(admin)
+      .expect(200)
+      .expect((res) => expect(res.body).toHaveLength(1));
+    await request(t.app)
+      .get('/admin/v1/keys?limit=0')
+      .set(admin)
+      .expect(400, { message: 'limit must be an integer from 1 to 500', details: [{ path: 'limit', message: 'limit must be an integer from 1 to 500' }] });
   });
 });
 
@@ -72,14 +89,27 @@ describe('a key from creation to revocation, no restart', () => {
       .send({ user_id: 'usr_ben', scopes: ['menu:read'], name: 'Zapier', rate_limit_per_minute: 100 })
       .expect(201);
     const { key, id } = created.body as { key: string; id: string };
-    expect(created.body).toMatchObject({ user_id: 'usr_ben', account_id: 'acc_harbor', scopes: ['menu:read'], name: 'Zapier', prefix: key.slice(0, 8), rate_limit_per_minute: 100, status: 'active', expires_at: null });
+    expect(created.body).toMatchObject({
+      user_id: 'usr_ben',
+      account_id: 'acc_harbor',
+      scopes: ['menu:read'],
+      name: 'Zapier',
+      prefix: key.slice(0, 8),
+      rate_limit_per_minute: 100,
+      status: 'active',
+      expires_at: null,
+    });
     const me = await request(t.app).get('/v1/me').set('X-API-Key', key).expect(200);
     expect(me.headers['ratelimit-policy']).toBe('"default";q=100;w=60');
     expect((await request(t.app).get(`/admin/v1/keys?user_id=usr_ben`).set(admin)).body.some((k: { key?: string }) => k.key !== undefined)).toBe(false);
 
     // Change: the device scope is added; this replica applies it at once.
     await request(t.app).get('/devices').set('Authorization', `Bearer ${key}`).expect(403);
-    const changed = await request(t.app).patch(`/admin/v1/keys/${id}`).set(admin).send({ scopes: ['menu:read', 'device:read'], rate_limit_per_minute: null }).expect(200);
+    const changed = await request(t.app)
+      .patch(`/admin/v1/keys/${id}`)
+      .set(admin)
+      .send({ scopes: ['menu:read', 'device:read'], rate_limit_per_minute: null })
+      .expect(200);
     expect(changed.body).toMatchObject({ scopes: ['menu:read', 'device:read'], rate_limit_per_minute: null });
     await request(t.app).get('/devices').set('Authorization', `Bearer ${key}`).expect(200);
 
@@ -108,10 +138,17 @@ describe('a key from creation to revocation, no restart', () => {
 
   test('bad input is a 400 that names it; unknown ids are 404 Key not found', async () => {
     t = await operatorApp();
-    const bad = await request(t.app).post('/admin/v1/keys').set(admin).send({ user_id: 'usr_ben', scopes: ['menu:write'], name: '', rate_limit_per_minute: 0 }).expect(400);
+    const bad = await request(t.app)
+      .post('/admin/v1/keys')
+      .set(admin)
+      .send({ user_id: 'usr_ben', scopes: ['menu:write'], name: '', rate_limit_per_minute: 0 })
+      .expect(400);
     expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['name', 'rate_limit_per_minute', 'scopes[0]']);
     await request(t.app).post('/admin/v1/keys').set(admin).send({ user_id: 'usr_nobody', scopes: [], name: 'x' }).expect(400);
-    await request(t.app).post('/admin/v1/keys').set(admin).send({ user_id: 'usr_ben', scopes: [], name: 'x', expires_at: '2020-01-01T00:00:00Z' })
+    await request(t.app)
+      .post('/admin/v1/keys')
+      .set(admin)
+      .send({ user_id: 'usr_ben', scopes: [], name: 'x', expires_at: '2020-01-01T00:00:00Z' })
       .expect(400, { message: 'expires_at must be in the future', details: [{ path: 'expires_at', message: 'must be in the future' }] });
     await request(t.app).patch('/admin/v1/keys/key_ben').set(admin).send({}).expect(400);
     await request(t.app).patch('/admin/v1/keys/key_nobody').set(admin).send({ name: 'x' }).expect(404, { message: 'Key not found' });

@@ -113,9 +113,15 @@ async function settle(lines: string[], count: number): Promise<void> {
 
 describe('happy path', () => {
   test('device area takes Authorization: Bearer', async () => {
-    const res = await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get('/devices')
+      .set(...bearer(keys.ana))
+      .expect(200);
     expect(res.body.total).toBe(4);
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(keys.ana)).expect(200);
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:01')
+      .set(...bearer(keys.ana))
+      .expect(200);
   });
 
   test('the Bearer scheme name is case-insensitive (RFC 7235)', async () => {
@@ -124,18 +130,33 @@ describe('happy path', () => {
   });
 
   test('a key with device:read only is enough for the device area', async () => {
-    await request(t.app).get('/devices').set(...bearer(deviceOnlyKey)).expect(200);
+    await request(t.app)
+      .get('/devices')
+      .set(...bearer(deviceOnlyKey))
+      .expect(200);
   });
 
   test('/v1/menus takes X-API-Key', async () => {
-    const res = await request(t.app).get('/v1/menus').set(...apiKey(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get('/v1/menus')
+      .set(...apiKey(keys.ana))
+      .expect(200);
     expect(res.body.metadata.menus.total).toBe(2);
-    await request(t.app).get('/v1/menus').set(...apiKey(keys.anaMenuOnly)).expect(200);
-    await request(t.app).get('/v1/groups').set(...apiKey(keys.ana)).expect(200);
+    await request(t.app)
+      .get('/v1/menus')
+      .set(...apiKey(keys.anaMenuOnly))
+      .expect(200);
+    await request(t.app)
+      .get('/v1/groups')
+      .set(...apiKey(keys.ana))
+      .expect(200);
   });
 
   test('/v1/me describes the key and its account (X-API-Key)', async () => {
-    const res = await request(t.app).get('/v1/me').set(...apiKey(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get('/v1/me')
+      .set(...apiKey(keys.ana))
+      .expect(200);
     expect(res.body).toEqual({
       key: { id: 'key_ana', name: 'All', scopes: expect.any(Array) },
       account: { id: 'acc_harbor', name: 'Harbor Street Diner' },
@@ -144,7 +165,10 @@ describe('happy path', () => {
   });
 
   test('/v1/me accepts Authorization: Bearer as well', async () => {
-    const res = await request(t.app).get('/v1/me').set(...bearer(keys.zoe)).expect(200);
+    const res = await request(t.app)
+      .get('/v1/me')
+      .set(...bearer(keys.zoe))
+      .expect(200);
     expect(res.body).toEqual({
       key: { id: 'key_zoe', name: 'Zoe', scopes: expect.any(Array) },
       account: { id: 'acc_other', name: 'Other Co' },
@@ -152,10 +176,16 @@ describe('happy path', () => {
     expect([...res.body.key.scopes].sort()).toEqual(['device:read', 'hooks:write', 'menu:read']);
   });
 
-  test('/v1/me reports exactly the key\'s scopes, and needs none', async () => {
-    const menuOnly = await request(t.app).get('/v1/me').set(...apiKey(keys.anaMenuOnly)).expect(200);
+  test("/v1/me reports exactly the key's scopes, and needs none", async () => {
+    const menuOnly = await request(t.app)
+      .get('/v1/me')
+      .set(...apiKey(keys.anaMenuOnly))
+      .expect(200);
     expect(menuOnly.body.key).toEqual({ id: 'key_ana_menu', name: 'Menu only', scopes: ['menu:read'] });
-    const none = await request(t.app).get('/v1/me').set(...apiKey(keys.anaNoScopes)).expect(200);
+    const none = await request(t.app)
+      .get('/v1/me')
+      .set(...apiKey(keys.anaNoScopes))
+      .expect(200);
     expect(none.body.key).toEqual({ id: 'key_ana_none', name: 'No scopes', scopes: [] });
     expect(none.body.account).toEqual({ id: 'acc_harbor', name: 'Harbor Street Diner' });
   });
@@ -174,7 +204,10 @@ describe('errors', () => {
   test('an empty Bearer or another scheme counts as no key, with a hint at the expected form', async () => {
     for (const value of ['Bearer', 'Bearer ', `Basic ${Buffer.from(`u:${keys.ana}`).toString('base64')}`, keys.ana]) {
       const res = await request(t.app).get('/devices').set('Authorization', value).expect(401);
-      expect(res.body).toEqual({ message: 'Missing API key', details: [{ path: 'Authorization', message: 'The Authorization header must be "Bearer <key>"' }] });
+      expect(res.body).toEqual({
+        message: 'Missing API key',
+        details: [{ path: 'Authorization', message: 'The Authorization header must be "Bearer <key>"' }],
+      });
       expect(res.headers['www-authenticate']).toBe('Bearer');
       expect(JSON.stringify(res.body)).not.toContain(keys.ana);
     }
@@ -182,7 +215,10 @@ describe('errors', () => {
 
   test('X-API-Key is not accepted in the device area (→ 401 missing, details name the header it reads)', async () => {
     for (const path of ['/devices', '/devices/a4:83:e7:1f:2b:01']) {
-      const res = await request(t.app).get(path).set(...apiKey(keys.ana)).expect(401);
+      const res = await request(t.app)
+        .get(path)
+        .set(...apiKey(keys.ana))
+        .expect(401);
       expect(res.body.message).toBe('Missing API key');
       expect(res.body.details).toEqual([{ path: 'Authorization', message: expect.stringContaining('Authorization header as "Bearer <key>"') }]);
       expect(res.headers['www-authenticate']).toBe('Bearer');
@@ -191,50 +227,92 @@ describe('errors', () => {
   });
 
   test.each(malformedKeys)('device area, malformed key (%s) → 401 Invalid API key', async (_name, key) => {
-    const res = await request(t.app).get('/devices').set(...bearer(key)).expect(401);
+    const res = await request(t.app)
+      .get('/devices')
+      .set(...bearer(key))
+      .expect(401);
     expect(res.body).toEqual({ message: 'Invalid API key' });
   });
 
   test.each(Object.entries(unknownKeys))('device area, unknown key (%s) → 401 Invalid API key', async (_name, key) => {
-    const res = await request(t.app).get('/devices').set(...bearer(key)).expect(401);
+    const res = await request(t.app)
+      .get('/devices')
+      .set(...bearer(key))
+      .expect(401);
     expect(res.body).toEqual({ message: 'Invalid API key' });
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(key)).expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:01')
+      .set(...bearer(key))
+      .expect(401, { message: 'Invalid API key' });
   });
 
   test.each(malformedKeys)('menu area, malformed key (%s) → 401 Invalid API key', async (_name, key) => {
-    await request(t.app).get('/v1/menus').set(...apiKey(key)).expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/v1/menus')
+      .set(...apiKey(key))
+      .expect(401, { message: 'Invalid API key' });
   });
 
   test('menu area and /v1/me, unknown key → 401 Invalid API key', async () => {
-    await request(t.app).get('/v1/menus').set(...apiKey(unknownKeys.typical)).expect(401, { message: 'Invalid API key' });
-    await request(t.app).get('/v1/me').set(...apiKey(unknownKeys.typical)).expect(401, { message: 'Invalid API key' });
-    await request(t.app).get('/v1/me').set(...bearer(unknownKeys.typical)).expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/v1/menus')
+      .set(...apiKey(unknownKeys.typical))
+      .expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/v1/me')
+      .set(...apiKey(unknownKeys.typical))
+      .expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/v1/me')
+      .set(...bearer(unknownKeys.typical))
+      .expect(401, { message: 'Invalid API key' });
   });
 
   test('a key that differs from a real one only by case is unknown', async () => {
-    await request(t.app).get('/devices').set(...bearer(keys.ana.toUpperCase())).expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/devices')
+      .set(...bearer(keys.ana.toUpperCase()))
+      .expect(401, { message: 'Invalid API key' });
   });
 
   test('device area, key without device:read → 403 Invalid scopes', async () => {
     for (const key of [keys.anaMenuOnly, keys.anaNoScopes]) {
-      await request(t.app).get('/devices').set(...bearer(key)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
-      await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(key)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(key))
+        .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+      await request(t.app)
+        .get('/devices/a4:83:e7:1f:2b:01')
+        .set(...bearer(key))
+        .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     }
   });
 
   test('/v1/menus without a key → 401 Missing API key; a Bearer header alone is not a key there', async () => {
     await request(t.app).get('/v1/menus').expect(401, { message: 'Missing API key' });
     for (const path of ['/v1/menus', '/v1/groups', `/v1/menus/${menuIds.allDay}/groups/options`]) {
-      const res = await request(t.app).get(path).set(...bearer(keys.ana)).expect(401);
+      const res = await request(t.app)
+        .get(path)
+        .set(...bearer(keys.ana))
+        .expect(401);
       expect(res.body.message).toBe('Missing API key');
       expect(res.body.details).toEqual([{ path: 'X-API-Key', message: expect.stringContaining('reads the key from the X-API-Key header') }]);
     }
   });
 
   test('/v1/menus, key without menu:read → 403 Invalid scopes', async () => {
-    await request(t.app).get('/v1/menus').set(...apiKey(deviceOnlyKey)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
-    await request(t.app).get('/v1/menus').set(...apiKey(keys.anaNoScopes)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
-    await request(t.app).get('/v1/groups').set(...apiKey(deviceOnlyKey)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(t.app)
+      .get('/v1/menus')
+      .set(...apiKey(deviceOnlyKey))
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(t.app)
+      .get('/v1/menus')
+      .set(...apiKey(keys.anaNoScopes))
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(t.app)
+      .get('/v1/groups')
+      .set(...apiKey(deviceOnlyKey))
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 
   test('/v1/me without a key → 401 Missing API key', async () => {
@@ -244,17 +322,33 @@ describe('errors', () => {
 
 describe('security', () => {
   test('the scope check comes before the device look-up: 403, not 404, for any id', async () => {
-    await request(t.app).get('/devices/00:00:00:00:00:00').set(...bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
-    await request(t.app).get('/devices/b0:00:00:00:00:01').set(...bearer(keys.anaMenuOnly)).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app)
+      .get('/devices/00:00:00:00:00:00')
+      .set(...bearer(keys.anaMenuOnly))
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app)
+      .get('/devices/b0:00:00:00:00:01')
+      .set(...bearer(keys.anaMenuOnly))
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('error bodies never echo the key', async () => {
     const responses = await Promise.all([
-      request(t.app).get('/devices').set(...bearer(unknownKeys.typical)),
-      request(t.app).get('/devices').set(...bearer(keys.anaMenuOnly)),
-      request(t.app).get('/v1/menus').set(...apiKey(deviceOnlyKey)),
-      request(t.app).get('/devices?page=0').set(...bearer(keys.ana)),
-      request(t.app).get('/devices/nope').set(...bearer(keys.ana)),
+      request(t.app)
+        .get('/devices')
+        .set(...bearer(unknownKeys.typical)),
+      request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.anaMenuOnly)),
+      request(t.app)
+        .get('/v1/menus')
+        .set(...apiKey(deviceOnlyKey)),
+      request(t.app)
+        .get('/devices?page=0')
+        .set(...bearer(keys.ana)),
+      request(t.app)
+        .get('/devices/nope')
+        .set(...bearer(keys.ana)),
     ]);
     for (const res of responses) {
       const text = JSON.stringify({ body: res.body, headers: res.headers });
@@ -263,7 +357,10 @@ describe('security', () => {
   });
 
   test('/v1/me never returns the key or its hash', async () => {
-    const res = await request(t.app).get('/v1/me').set(...apiKey(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get('/v1/me')
+      .set(...apiKey(keys.ana))
+      .expect(200);
     const text = JSON.stringify(res.body);
     expect(text).not.toContain(keys.ana);
     expect(text).not.toMatch(/[0-9a-f]{64}/);
@@ -277,14 +374,26 @@ describe('security', () => {
     afterEach(async () => c.close());
 
     test.each(malformedKeys)('%s never reaches the verifier', async (_name, key) => {
-      await request(c.app).get('/devices').set(...bearer(key)).expect(401, { message: 'Invalid API key' });
-      await request(c.app).get('/v1/menus').set(...apiKey(key)).expect(401, { message: 'Invalid API key' });
+      await request(c.app)
+        .get('/devices')
+        .set(...bearer(key))
+        .expect(401, { message: 'Invalid API key' });
+      await request(c.app)
+        .get('/v1/menus')
+        .set(...apiKey(key))
+        .expect(401, { message: 'Invalid API key' });
       expect(c.verified).toEqual([]);
     });
 
     test('well-formed keys of 16 and 256 characters are looked up', async () => {
-      await request(c.app).get('/devices').set(...bearer(unknownKeys.min)).expect(401);
-      await request(c.app).get('/devices').set(...bearer(unknownKeys.max)).expect(401);
+      await request(c.app)
+        .get('/devices')
+        .set(...bearer(unknownKeys.min))
+        .expect(401);
+      await request(c.app)
+        .get('/devices')
+        .set(...bearer(unknownKeys.max))
+        .expect(401);
       expect(c.verified).toEqual([unknownKeys.min, unknownKeys.max]);
     });
   });
@@ -292,13 +401,19 @@ describe('security', () => {
   describe('failed-attempt limit (20 a minute per client)', () => {
     async function fail(app: Express, n: number): Promise<void> {
       for (let i = 0; i < n; i++) {
-        await request(app).get('/devices').set(...bearer(`${unknownKeys.typical}${i}`)).expect(401, { message: 'Invalid API key' });
+        await request(app)
+          .get('/devices')
+          .set(...bearer(`${unknownKeys.typical}${i}`))
+          .expect(401, { message: 'Invalid API key' });
       }
     }
 
     test('after 20 failures the 21st request, even with a valid key, is 429 with Retry-After', async () => {
       await fail(t.app, 20);
-      const res = await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(429);
+      const res = await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(429);
       expect(res.body).toEqual({ message: 'Too many requests' });
       expect(res.headers['retry-after']).toMatch(/^\d+$/);
       const retryAfter = Number(res.headers['retry-after']);
@@ -309,62 +424,119 @@ describe('security', () => {
 
     test('a malformed key counts as a failed attempt too', async () => {
       for (let i = 0; i < 20; i++) {
-        await request(t.app).get('/devices').set(...bearer('short')).expect(401, { message: 'Invalid API key' });
+        await request(t.app)
+          .get('/devices')
+          .set(...bearer('short'))
+          .expect(401, { message: 'Invalid API key' });
       }
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(429, { message: 'Too many requests' });
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(429, { message: 'Too many requests' });
     });
 
     test('the 20th failure is still answered 401; only the next request is refused', async () => {
       await fail(t.app, 19);
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(200);
       await fail(t.app, 1);
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(429);
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(429);
     });
 
     test('the block applies to every area and to /v1/me, and to further bad keys', async () => {
       await fail(t.app, 20);
-      await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(keys.ana)).expect(429, { message: 'Too many requests' });
-      await request(t.app).get('/v1/menus').set(...apiKey(keys.ana)).expect(429, { message: 'Too many requests' });
-      await request(t.app).get('/v1/me').set(...apiKey(keys.ana)).expect(429, { message: 'Too many requests' });
-      const res = await request(t.app).get('/devices').set(...bearer(unknownKeys.typical)).expect(429);
+      await request(t.app)
+        .get('/devices/a4:83:e7:1f:2b:01')
+        .set(...bearer(keys.ana))
+        .expect(429, { message: 'Too many requests' });
+      await request(t.app)
+        .get('/v1/menus')
+        .set(...apiKey(keys.ana))
+        .expect(429, { message: 'Too many requests' });
+      await request(t.app)
+        .get('/v1/me')
+        .set(...apiKey(keys.ana))
+        .expect(429, { message: 'Too many requests' });
+      const res = await request(t.app)
+        .get('/devices')
+        .set(...bearer(unknownKeys.typical))
+        .expect(429);
       expect(res.headers['retry-after']).toBeDefined();
     });
 
     test('after the injected clock advances 60 s the client is accepted again', async () => {
       await fail(t.app, 20);
       t.clock.advance(30_000);
-      const half = await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(429);
+      const half = await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(429);
       expect(Number(half.headers['retry-after'])).toBe(30);
       t.clock.advance(29_999);
-      const last = await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(429);
+      const last = await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(429);
       expect(Number(last.headers['retry-after'])).toBe(1);
       t.clock.advance(1);
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(200);
       // A fresh window: a single new failure does not block again.
       await fail(t.app, 1);
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(200);
     });
 
     test('valid requests do not count as failures', async () => {
       for (let i = 0; i < 40; i++) {
-        await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+        await request(t.app)
+          .get('/devices')
+          .set(...bearer(keys.ana))
+          .expect(200);
       }
       await fail(t.app, 19);
       for (let i = 0; i < 10; i++) {
-        await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
-        await request(t.app).get('/v1/menus').set(...apiKey(keys.ana)).expect(200);
+        await request(t.app)
+          .get('/devices')
+          .set(...bearer(keys.ana))
+          .expect(200);
+        await request(t.app)
+          .get('/v1/menus')
+          .set(...apiKey(keys.ana))
+          .expect(200);
       }
-      await request(t.app).get('/v1/me').set(...bearer(keys.ben)).expect(200);
+      await request(t.app)
+        .get('/v1/me')
+        .set(...bearer(keys.ben))
+        .expect(200);
     });
 
     test('a key known good, revoked since, counts as a failed attempt once its look-up refuses it', async () => {
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(200);
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(200);
       await t.all('DELETE FROM api_keys WHERE key_sha256 = ?', hashKey(keys.ana));
       // Past the 5 s in which a verified key is not looked up again.
       t.clock.advance(6_000);
       await fail(t.app, 19);
-      await request(t.app).get('/devices').set(...bearer(keys.ana)).expect(401, { message: 'Invalid API key' });
-      await request(t.app).get('/v1/me').set(...bearer(keys.ben)).expect(429, { message: 'Too many requests' });
+      await request(t.app)
+        .get('/devices')
+        .set(...bearer(keys.ana))
+        .expect(401, { message: 'Invalid API key' });
+      await request(t.app)
+        .get('/v1/me')
+        .set(...bearer(keys.ben))
+        .expect(429, { message: 'Too many requests' });
     });
 
     test('X-Forwarded-For does not let a client escape the limit', async () => {
@@ -376,12 +548,15 @@ describe('security', () => {
         .expect(429, { message: 'Too many requests' });
     });
 
-    test('a blocked client\'s key is not even looked up', async () => {
+    test("a blocked client's key is not even looked up", async () => {
       const c = await customApp();
       try {
         await fail(c.app, 20);
         expect(c.verified).toHaveLength(20);
-        await request(c.app).get('/devices').set(...bearer(keys.ana)).expect(429);
+        await request(c.app)
+          .get('/devices')
+          .set(...bearer(keys.ana))
+          .expect(429);
         expect(c.verified).toHaveLength(20);
       } finally {
         await c.close();
@@ -396,21 +571,52 @@ describe('security', () => {
       const c = await customApp();
       try {
         const sent = [
-          request(c.app).get('/devices').set(...bearer(keys.ana)),
-          request(c.app).get('/devices/A4:83:E7:1F:2B:01').set(...bearer(keys.ana)),
-          request(c.app).get('/devices/b0:00:00:00:00:01').set(...bearer(keys.ana)),
-          request(c.app).get('/devices?page=0').set(...bearer(keys.ben)),
-          request(c.app).get('/devices').set(...bearer(unknownKeys.typical)),
-          request(c.app).get('/devices').set(...bearer(unknownKeys.max)),
-          request(c.app).get('/devices').set(...bearer(malformedKeys[2]![1])),
-          request(c.app).get('/devices').set(...bearer(keys.anaMenuOnly)),
-          request(c.app).get('/devices').set(...apiKey(keys.zoe)),
-          request(c.app).get('/v1/menus').set(...apiKey(keys.anaNoScopes)),
-          request(c.app).get('/v1/menus').set(...apiKey(deviceOnlyKey)),
-          request(c.app).get('/v1/menus').set(...apiKey(keys.ana)),
-          request(c.app).get('/v1/me').set(...bearer(keys.zoe)),
-          request(c.app).get('/v1/me').set(...apiKey(unknownKeys.min)),
-          request(c.app).get('/nope').set(...bearer(keys.ana)).set(...apiKey(keys.ben)),
+          request(c.app)
+            .get('/devices')
+            .set(...bearer(keys.ana)),
+          request(c.app)
+            .get('/devices/A4:83:E7:1F:2B:01')
+            .set(...bearer(keys.ana)),
+          request(c.app)
+            .get('/devices/b0:00:00:00:00:01')
+            .set(...bearer(keys.ana)),
+          request(c.app)
+            .get('/devices?page=0')
+            .set(...bearer(keys.ben)),
+          request(c.app)
+            .get('/devices')
+            .set(...bearer(unknownKeys.typical)),
+          request(c.app)
+            .get('/devices')
+            .set(...bearer(unknownKeys.max)),
+          request(c.app)
+            .get('/devices')
+            .set(...bearer(malformedKeys[2]![1])),
+          request(c.app)
+            .get('/devices')
+            .set(...bearer(keys.anaMenuOnly)),
+          request(c.app)
+            .get('/devices')
+            .set(...apiKey(keys.zoe)),
+          request(c.app)
+            .get('/v1/menus')
+            .set(...apiKey(keys.anaNoScopes)),
+          request(c.app)
+            .get('/v1/menus')
+            .set(...apiKey(deviceOnlyKey)),
+          request(c.app)
+            .get('/v1/menus')
+            .set(...apiKey(keys.ana)),
+          request(c.app)
+            .get('/v1/me')
+            .set(...bearer(keys.zoe)),
+          request(c.app)
+            .get('/v1/me')
+            .set(...apiKey(unknownKeys.min)),
+          request(c.app)
+            .get('/nope')
+            .set(...bearer(keys.ana))
+            .set(...apiKey(keys.ben)),
         ];
         const responses = [];
         for (const req of sent) responses.push(await req);
@@ -459,12 +665,18 @@ describe('security', () => {
         },
       }));
       try {
-        const res = await request(c.app).get('/devices').set(...bearer(keys.ana)).set('X-Request-Id', 'req-500-test');
+        const res = await request(c.app)
+          .get('/devices')
+          .set(...bearer(keys.ana))
+          .set('X-Request-Id', 'req-500-test');
         expect(res.status).toBe(500);
         expect(res.body).toEqual({ message: 'Internal error' });
         expect(JSON.stringify(res.body)).not.toContain('fire');
         // The process keeps serving.
-        await request(c.app).get('/devices/a4:83:e7:1f:2b:01').set(...bearer(keys.ana)).expect(200);
+        await request(c.app)
+          .get('/devices/a4:83:e7:1f:2b:01')
+          .set(...bearer(keys.ana))
+          .expect(200);
         await settle(c.lines, 2);
         const text = c.lines.join('');
         expect(text).toContain('database on fire');
@@ -484,12 +696,19 @@ describe('security', () => {
       const c = await customApp();
       try {
         const id = 'client-req_42.abc:7';
-        const res = await request(c.app).get('/devices').set(...bearer(keys.ana)).set('X-Request-Id', id).expect(200);
+        const res = await request(c.app)
+          .get('/devices')
+          .set(...bearer(keys.ana))
+          .set('X-Request-Id', id)
+          .expect(200);
         expect(res.headers['x-request-id']).toBe(id);
         const denied = await request(c.app).get('/devices').set('X-Request-Id', 'denied-1').expect(401);
         expect(denied.headers['x-request-id']).toBe('denied-1');
         await settle(c.lines, 2);
-        const ids = c.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request').map((l) => l.requestId);
+        const ids = c.lines
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.msg === 'request')
+          .map((l) => l.requestId);
         expect(ids).toEqual([id, 'denied-1']);
       } finally {
         await c.close();
@@ -505,7 +724,11 @@ describe('security', () => {
     ])('a malformed X-Request-Id (%s) is replaced', async (_name, incoming) => {
       const c = await customApp();
       try {
-        const res = await request(c.app).get('/devices').set(...bearer(keys.ana)).set('X-Request-Id', incoming).expect(200);
+        const res = await request(c.app)
+          .get('/devices')
+          .set(...bearer(keys.ana))
+          .set('X-Request-Id', incoming)
+          .expect(200);
         const id = res.headers['x-request-id'];
         expect(id).toBeDefined();
         expect(id).not.toBe(incoming);

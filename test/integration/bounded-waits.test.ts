@@ -117,9 +117,9 @@ describe('SQLite', () => {
     other.exec('BEGIN IMMEDIATE');
     try {
       let writeAnswered = false;
-      const write = timed(() =>
-        request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }),
-      ).finally(() => (writeAnswered = true));
+      const write = timed(() => request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' })).finally(
+        () => (writeAnswered = true),
+      );
       // Meanwhile what needs no database is answered, while the write still waits: the wait for
       // the lock is asynchronous. SQLite's own busy wait would block the whole process, and the
       // write's 503 would come before any of these. (Order, not durations.)

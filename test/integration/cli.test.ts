@@ -101,10 +101,7 @@ function withDb<T>(path: string, fn: (db: Database.Database) => T): T {
 }
 
 function tables(db: Database.Database): string[] {
-  return db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    .pluck()
-    .all() as string[];
+  return db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
 }
 
 /** Full logical dump: schema, version and every row of every table. */
@@ -122,9 +119,7 @@ function dump(path: string): string {
 }
 
 function counts(path: string): Record<string, number> {
-  return withDb(path, (db) =>
-    Object.fromEntries(tables(db).map((t) => [t, db.prepare(`SELECT count(*) FROM "${t}"`).pluck().get() as number])),
-  );
+  return withDb(path, (db) => Object.fromEntries(tables(db).map((t) => [t, db.prepare(`SELECT count(*) FROM "${t}"`).pluck().get() as number])));
 }
 
 /** The database file and its WAL, as bytes, to look for a plain key anywhere on disk. */
@@ -142,14 +137,10 @@ describe('npm run import (dist/src/cli/import.js)', () => {
     const result = await importFile(dbPath, examplePath);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout.trim()).toBe(
-      `Imported ${examplePath} into ${dbPath}: 1 accounts, 2 users, 2 api_keys, 2 devices, 1 menus.`,
-    );
+    expect(result.stdout.trim()).toBe(`Imported ${examplePath} into ${dbPath}: 1 accounts, 2 users, 2 api_keys, 2 devices, 1 menus.`);
     expect(counts(dbPath)).toMatchObject({ accounts: 1, users: 2, api_keys: 2, devices: 2, device_access: 3, menus: 1 });
     expect(fileBytes(dbPath).includes(Buffer.from(exampleKey))).toBe(false);
-    expect(withDb(dbPath, (db) => db.prepare("SELECT key_sha256 FROM api_keys WHERE id = 'key_ana_all'").pluck().get())).toBe(
-      sha256(exampleKey),
-    );
+    expect(withDb(dbPath, (db) => db.prepare("SELECT key_sha256 FROM api_keys WHERE id = 'key_ana_all'").pluck().get())).toBe(sha256(exampleKey));
   });
 
   test('a bad file exits 1 naming the JSON path and leaves the database unchanged', async () => {
@@ -345,7 +336,10 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     });
     const devices = await request(t.app).get('/devices').set('Authorization', `Bearer ${key}`).expect(200);
     expect(devices.body.total).toBe(2);
-    await request(t.app).get('/v1/menus').set('X-API-Key', key).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(t.app)
+      .get('/v1/menus')
+      .set('X-API-Key', key)
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 
   test('two creates give two different keys; several scopes and duplicates are accepted', async () => {
@@ -357,7 +351,9 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     const keyA = a.stdout.trim().split('\n').at(-1);
     const keyB = b.stdout.trim().split('\n').at(-1);
     expect(keyA).not.toBe(keyB);
-    const scopes = withDb(dbPath, (db) => db.prepare("SELECT scopes FROM api_keys WHERE user_id = 'usr_ben' AND id LIKE 'key\\_%' ESCAPE '\\' AND id != 'key_ben_menu'").pluck().all());
+    const scopes = withDb(dbPath, (db) =>
+      db.prepare("SELECT scopes FROM api_keys WHERE user_id = 'usr_ben' AND id LIKE 'key\\_%' ESCAPE '\\' AND id != 'key_ben_menu'").pluck().all(),
+    );
     expect(scopes).toEqual(['["menu:read","hooks:write"]', '["menu:read","hooks:write"]']);
   });
 
@@ -391,7 +387,10 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
 
     const list = await node(keysCli, ['list'], env);
     expect(list.code).toBe(0);
-    const lines = list.stdout.trim().split('\n').map((line) => line.split('\t'));
+    const lines = list.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t'));
     // id, user, scopes, name, then prefix, status, expiry, last use and own limit.
     const rows = lines.map((row) => row.slice(0, 4));
     expect(rows).toHaveLength(3);
@@ -403,7 +402,13 @@ describe('npm run keys (dist/src/cli/keys.js)', () => {
     expect(list.stdout).not.toContain(sha256(newKey));
 
     const ben = await node(keysCli, ['list', '--user', 'usr_ben'], env);
-    expect(ben.stdout.trim().split('\n').map((l) => l.split('\t')[0]).sort()).toEqual(['key_ben_menu', newId].sort());
+    expect(
+      ben.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0])
+        .sort(),
+    ).toEqual(['key_ben_menu', newId].sort());
     const nobody = await node(keysCli, ['list', '--user', 'usr_nobody'], env);
     expect(nobody.stdout.trim()).toBe('No keys.');
 
@@ -531,7 +536,11 @@ describe('the server (dist/src/main.js)', () => {
     const dbPath = newDbPath();
     const server = await startServer({ DATABASE_PATH: dbPath }, new RegExp(`Demo key .*${demoKey}`));
     expect(server.port).toBeGreaterThan(0);
-    const logs = server.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const logs = server
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
     expect(logs).toContainEqual(expect.objectContaining({ msg: 'dataset imported', upserted: expect.objectContaining({ devices: 40 }) }));
     expect(server.stdout()).toContain(`http://localhost:${server.port}/devices?is_online=false`);
 
@@ -596,12 +605,17 @@ describe('the server (dist/src/main.js)', () => {
     const dbPath = newDbPath();
     const doc = example();
     doc.devices[1].registered_at = '2025-02-30T09:00:00Z';
-    const result = await run(process.execPath, [mainJs], {
-      PORT: '0',
-      DATABASE_PATH: dbPath,
-      DATASET: writeJson('bad-start.json', doc),
-      LOG_LEVEL: 'info',
-    }, 15_000);
+    const result = await run(
+      process.execPath,
+      [mainJs],
+      {
+        PORT: '0',
+        DATABASE_PATH: dbPath,
+        DATASET: writeJson('bad-start.json', doc),
+        LOG_LEVEL: 'info',
+      },
+      15_000,
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('devices[1].registered_at');
     expect(result.stdout).not.toContain('"msg":"listening"');
@@ -614,12 +628,17 @@ describe('the server (dist/src/main.js)', () => {
     let group: Doc = { id: 'g40', name: 'Level 40', groups: [], items: [] };
     for (let level = 39; level >= 1; level -= 1) group = { id: `g${level}`, name: `Level ${level}`, groups: [group], items: [] };
     doc.menus[0].groups = [group];
-    const result = await run(process.execPath, [mainJs], {
-      PORT: '0',
-      DATABASE_PATH: dbPath,
-      DATASET: writeJson('deep-start.json', doc),
-      LOG_LEVEL: 'info',
-    }, 15_000);
+    const result = await run(
+      process.execPath,
+      [mainJs],
+      {
+        PORT: '0',
+        DATABASE_PATH: dbPath,
+        DATASET: writeJson('deep-start.json', doc),
+        LOG_LEVEL: 'info',
+      },
+      15_000,
+    );
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual([
       'Invalid dataset: 1 problem(s)',

@@ -16,18 +16,21 @@ afterAll(async () => {
 });
 
 describe('GET /console', () => {
-  test.each(['/console', '/console/devices', '/console/dropdowns', '/console/webhooks', '/console/operator'])('%s: the page with its policy, no key needed', async (path) => {
-    const res = await request(t.app).get(path);
-    expect([200, 503]).toContain(res.status);
-    expect(res.headers['content-type']).toMatch(/^text\/html/);
-    expect(res.headers['content-security-policy']).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-    );
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['referrer-policy']).toBe('no-referrer');
-    expect(res.headers['cache-control']).toBe('no-cache');
-    if (res.status === 503) expect(res.text).toContain('npm run build');
-  });
+  test.each(['/console', '/console/devices', '/console/dropdowns', '/console/webhooks', '/console/operator'])(
+    '%s: the page with its policy, no key needed',
+    async (path) => {
+      const res = await request(t.app).get(path);
+      expect([200, 503]).toContain(res.status);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['content-security-policy']).toBe(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['cache-control']).toBe('no-cache');
+      if (res.status === 503) expect(res.text).toContain('npm run build');
+    },
+  );
 
   test('other paths under /console, other methods and source maps are 404s', async () => {
     await request(t.app).get('/console/settings').expect(404, { message: 'Not found' });

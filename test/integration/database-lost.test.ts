@@ -25,7 +25,10 @@ onPostgres('a connection killed inside a transaction fails it as unavailable; th
         await new Promise((resolve) => setTimeout(resolve, 200));
         await sql`SELECT 1`.execute(trx);
       })
-      .then(() => null, (err: unknown) => err);
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
     expect(failure).not.toBeNull();
     expect(isDatabaseUnavailable(failure)).toBe(true);
     await expect(db.ping()).resolves.toBeUndefined();

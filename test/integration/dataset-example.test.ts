@@ -35,7 +35,10 @@ describe('docs/examples/dataset.example.json', () => {
   test("Leo's key, given as key_sha256, is the one the docs name, with menu:read only", async () => {
     const me = await request(t.app).get('/v1/me').set('X-API-Key', leoKey).expect(200);
     expect(me.body.key).toEqual({ id: 'key_leo_menu', name: 'Menu board only', scopes: ['menu:read'] });
-    await request(t.app).get('/devices').set('Authorization', `Bearer ${leoKey}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app)
+      .get('/devices')
+      .set('Authorization', `Bearer ${leoKey}`)
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('two devices, one online and one offline for three days; one menu with nested groups and items', async () => {

@@ -81,8 +81,16 @@ test('a catalog the demo filled before its origin was recorded still counts as t
 test('the banner of `npm run demo` says the screens keep beating', async () => {
   t = await buildTestApp({ env: { HEARTBEAT_TIMEOUT_MS: '20000' } });
   await bootstrapCatalog(t.db, undefined, t.clock.now(), silent);
-  const text = await demoBanner(t.db, { baseUrl: 'http://localhost:3000', demoLoaded: true, nowMs: t.clock.now(), heartbeatTimeoutMs: 20_000, heartbeatsSimulated: true });
+  const text = await demoBanner(t.db, {
+    baseUrl: 'http://localhost:3000',
+    demoLoaded: true,
+    nowMs: t.clock.now(),
+    heartbeatTimeoutMs: 20_000,
+    heartbeatsSimulated: true,
+  });
   expect(text).toMatch(/Heartbeat times count from this start: \d+ of Ana's \d+ screens are online, and they keep sending heartbeats\./);
-  expect(text).toContain('the trigger answers [] until a screen changes status: its first call starts watching the key; here screens go offline and come back every minute or so');
+  expect(text).toContain(
+    'the trigger answers [] until a screen changes status: its first call starts watching the key; here screens go offline and come back every minute or so',
+  );
   expect(text).not.toContain('npm start');
 });

@@ -53,7 +53,10 @@ interface ListBody {
 const ids = (body: ListBody): string[] => body.data.map((d) => d.id);
 
 async function list(t: TestApp, query: string, key = keys.ana): Promise<ListBody> {
-  const res = await request(t.app).get(`/devices${query}`).set(...auth(key)).expect(200);
+  const res = await request(t.app)
+    .get(`/devices${query}`)
+    .set(...auth(key))
+    .expect(200);
   return res.body as ListBody;
 }
 
@@ -97,16 +100,7 @@ describe('happy path', () => {
     const app = await buildTestApp({ dataset: data });
     try {
       const body = await list(app, '');
-      expect(ids(body)).toEqual([
-        UP.d01,
-        UP.d02,
-        UP.d03,
-        UP.d05,
-        'A4:83:E7:1F:2B:0A',
-        'A4:83:E7:1F:2B:0B',
-        'A4:83:E7:1F:2B:FF',
-        'A4:83:E7:1F:2B:00',
-      ]);
+      expect(ids(body)).toEqual([UP.d01, UP.d02, UP.d03, UP.d05, 'A4:83:E7:1F:2B:0A', 'A4:83:E7:1F:2B:0B', 'A4:83:E7:1F:2B:FF', 'A4:83:E7:1F:2B:00']);
     } finally {
       await app.close();
     }
@@ -230,7 +224,10 @@ describe('happy path', () => {
   });
 
   test('GET /devices/{id} returns the device unwrapped with a lower-case id', async () => {
-    const res = await request(t.app).get('/devices/A4:83:E7:1F:2B:01').set(...auth(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get('/devices/A4:83:E7:1F:2B:01')
+      .set(...auth(keys.ana))
+      .expect(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual({
       id: 'a4:83:e7:1f:2b:01',
@@ -261,14 +258,22 @@ describe('happy path', () => {
     ['URL-encoded colons, upper', '/devices/A4%3A83%3AE7%3A1F%3A2B%3A05'],
     ['URL-encoded colons, lower', '/devices/a4%3a83%3ae7%3a1f%3a2b%3a05'],
   ])('GET /devices/{id} matches case-insensitively: %s', async (_name, path) => {
-    const res = await request(t.app).get(path).set(...auth(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get(path)
+      .set(...auth(keys.ana))
+      .expect(200);
     expect(res.body.id).toBe('a4:83:e7:1f:2b:05');
     expect(res.body.name).toBe('Café window');
   });
 
   test('the same device looks the same in list and single output apart from id case', async () => {
     const listed = (await list(t, '?ids=a4:83:e7:1f:2b:02')).data[0]!;
-    const single = (await request(t.app).get('/devices/a4:83:e7:1f:2b:02').set(...auth(keys.ana)).expect(200)).body;
+    const single = (
+      await request(t.app)
+        .get('/devices/a4:83:e7:1f:2b:02')
+        .set(...auth(keys.ana))
+        .expect(200)
+    ).body;
     expect(listed.id).toBe('A4:83:E7:1F:2B:02');
     expect(single.id).toBe('a4:83:e7:1f:2b:02');
     expect({ ...listed, id: 'x' }).toEqual({ ...single, id: 'x' });
@@ -280,7 +285,10 @@ describe('happy path', () => {
       expect(body.data.length).toBeGreaterThan(0);
       for (const device of body.data) {
         expect(Object.keys(device).sort()).toEqual(deviceFields);
-        const single = await request(t.app).get(`/devices/${device.id}`).set(...auth(key)).expect(200);
+        const single = await request(t.app)
+          .get(`/devices/${device.id}`)
+          .set(...auth(key))
+          .expect(200);
         expect(Object.keys(single.body).sort()).toEqual(deviceFields);
       }
     }
@@ -305,7 +313,10 @@ describe('happy path', () => {
   });
 
   test('the never-seen device has its nullable fields null (present, not missing) and is offline', async () => {
-    const single = await request(t.app).get('/devices/a4:83:e7:1f:2b:03').set(...auth(keys.ana)).expect(200);
+    const single = await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:03')
+      .set(...auth(keys.ana))
+      .expect(200);
     const listed = (await list(t, '?ids=a4:83:e7:1f:2b:03')).data[0]!;
     for (const device of [single.body as DeviceJson, listed]) {
       for (const field of ['published_at', 'last_heartbeat_at', 'wifi_ssid', 'wifi_signal_strength']) {
@@ -329,7 +340,10 @@ describe('happy path', () => {
     expect(byId.get(UP.d01)!.registered_at).toBe('2025-01-10T09:00:00.123456Z');
     expect(byId.get(UP.d03)!.registered_at).toBe('2025-03-01T00:00:00.000000Z');
     expect(byId.get(UP.d05)!.registered_at).toBe('2025-04-01T08:00:00.500000Z');
-    const single = await request(t.app).get('/devices/a4:83:e7:1f:2b:02').set(...auth(keys.ana)).expect(200);
+    const single = await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:02')
+      .set(...auth(keys.ana))
+      .expect(200);
     expect(single.body.registered_at).toBe('2025-02-01T14:30:00.000001Z');
   });
 
@@ -347,7 +361,10 @@ describe('happy path', () => {
     ];
     const app = await buildTestApp({ dataset: data });
     try {
-      const res = await request(app.app).get('/devices/d0:00:00:00:00:01').set(...auth(keys.ana)).expect(200);
+      const res = await request(app.app)
+        .get('/devices/d0:00:00:00:00:01')
+        .set(...auth(keys.ana))
+        .expect(200);
       expect(res.body.registered_at).toBe('2025-07-01T10:00:00.000000Z');
       expect(res.body.created_at).toBe('2025-07-01T10:00:00.500000Z');
       expect(res.body.updated_at).toBe('2025-07-01T10:00:00.999999Z');
@@ -365,7 +382,10 @@ describe('happy path', () => {
       expect(ids(await list(app, '?is_online=true'))).toEqual([UP.d01]);
       clock.advance(5 * 60_000); // device 01's heartbeat is now 5m30s old
       expect(await list(app, '?is_online=true')).toEqual({ total: 0, data: [] });
-      const res = await request(app.app).get('/devices/a4:83:e7:1f:2b:01').set(...auth(keys.ana)).expect(200);
+      const res = await request(app.app)
+        .get('/devices/a4:83:e7:1f:2b:01')
+        .set(...auth(keys.ana))
+        .expect(200);
       expect(res.body.is_online).toBe(false);
     } finally {
       await app.close();
@@ -386,7 +406,10 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
   }
 
   async function status(a: TestApp) {
-    const single = await request(a.app).get('/devices/e0:00:00:00:00:01').set(...auth(keys.ana)).expect(200);
+    const single = await request(a.app)
+      .get('/devices/e0:00:00:00:00:01')
+      .set(...auth(keys.ana))
+      .expect(200);
     const listed = await list(a, '');
     const online = await list(a, '?is_online=true');
     const offline = await list(a, '?is_online=false');
@@ -412,7 +435,10 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
     clock.ms = heartbeatMs + 300_000 + 1;
     expect(await status(app)).toEqual(isOffline);
     // The heartbeat itself is reported unchanged.
-    const res = await request(app.app).get('/devices/e0:00:00:00:00:01').set(...auth(keys.ana)).expect(200);
+    const res = await request(app.app)
+      .get('/devices/e0:00:00:00:00:01')
+      .set(...auth(keys.ana))
+      .expect(200);
     expect(res.body.last_heartbeat_at).toBe(heartbeat);
   });
 
@@ -450,7 +476,10 @@ describe('offline boundary at HEARTBEAT_TIMEOUT_MS', () => {
 
 describe('errors', () => {
   async function bad(query: string, key = keys.ana) {
-    const res = await request(t.app).get(`/devices${query}`).set(...auth(key)).expect(400);
+    const res = await request(t.app)
+      .get(`/devices${query}`)
+      .set(...auth(key))
+      .expect(400);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     return res.body as { message: string; details: Array<{ path: string; message: string }> };
   }
@@ -515,12 +544,18 @@ describe('errors', () => {
   });
 
   test('a device that does not exist → 404 Device not found', async () => {
-    const res = await request(t.app).get('/devices/00:00:00:00:00:00').set(...auth(keys.ana)).expect(404);
+    const res = await request(t.app)
+      .get('/devices/00:00:00:00:00:00')
+      .set(...auth(keys.ana))
+      .expect(404);
     expect(res.body).toEqual({ message: 'Device not found' });
   });
 
   test('an unknown route under the device area is a JSON 404 Not found', async () => {
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:01/extra').set(...auth(keys.ana)).expect(404, { message: 'Not found' });
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:01/extra')
+      .set(...auth(keys.ana))
+      .expect(404, { message: 'Not found' });
   });
 
   test('the 400 is decided after authentication: no key + bad params → 401, no scope + bad params → 403', async () => {
@@ -536,36 +571,66 @@ describe('access', () => {
   test('a device with read access is visible (list and single)', async () => {
     // Ana has `read` on 02; Ben has `read` on 01 and 05.
     expect(ids(await list(t, '?ids=a4:83:e7:1f:2b:02'))).toEqual([UP.d02]);
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:02').set(...auth(keys.ana)).expect(200);
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:05').set(...auth(keys.ben)).expect(200);
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:02')
+      .set(...auth(keys.ana))
+      .expect(200);
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:05')
+      .set(...auth(keys.ben))
+      .expect(200);
   });
 
   test('a device with update access is visible (list and single)', async () => {
     // Ana has `update` on 01, 03 and 05; Ben on 04.
     expect(ids(await list(t, '?ids=a4:83:e7:1f:2b:03'))).toEqual([UP.d03]);
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:03').set(...auth(keys.ana)).expect(200);
-    await request(t.app).get('/devices/A4:83:E7:1F:2B:04').set(...auth(keys.ben)).expect(200);
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:03')
+      .set(...auth(keys.ana))
+      .expect(200);
+    await request(t.app)
+      .get('/devices/A4:83:E7:1F:2B:04')
+      .set(...auth(keys.ben))
+      .expect(200);
   });
 
-  test('another account\'s device is 404, identical to a device that does not exist', async () => {
-    const other = await request(t.app).get('/devices/b0:00:00:00:00:01').set(...auth(keys.ana)).expect(404);
-    const missing = await request(t.app).get('/devices/b0:00:00:00:00:99').set(...auth(keys.ana)).expect(404);
+  test("another account's device is 404, identical to a device that does not exist", async () => {
+    const other = await request(t.app)
+      .get('/devices/b0:00:00:00:00:01')
+      .set(...auth(keys.ana))
+      .expect(404);
+    const missing = await request(t.app)
+      .get('/devices/b0:00:00:00:00:99')
+      .set(...auth(keys.ana))
+      .expect(404);
     expect(other.body).toEqual({ message: 'Device not found' });
     expect(missing.body).toEqual(other.body);
     // Its owner sees it.
-    await request(t.app).get('/devices/b0:00:00:00:00:01').set(...auth(keys.zoe)).expect(200);
+    await request(t.app)
+      .get('/devices/b0:00:00:00:00:01')
+      .set(...auth(keys.zoe))
+      .expect(200);
   });
 
   test('a device of the same account without a grant for this user is 404 too', async () => {
     // 04 is Ben's only; 02 and 03 are Ana's only.
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:04').set(...auth(keys.ana)).expect(404, { message: 'Device not found' });
-    await request(t.app).get('/devices/A4:83:E7:1F:2B:02').set(...auth(keys.ben)).expect(404, { message: 'Device not found' });
-    await request(t.app).get('/devices/a4:83:e7:1f:2b:03').set(...auth(keys.ben)).expect(404, { message: 'Device not found' });
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:04')
+      .set(...auth(keys.ana))
+      .expect(404, { message: 'Device not found' });
+    await request(t.app)
+      .get('/devices/A4:83:E7:1F:2B:02')
+      .set(...auth(keys.ben))
+      .expect(404, { message: 'Device not found' });
+    await request(t.app)
+      .get('/devices/a4:83:e7:1f:2b:03')
+      .set(...auth(keys.ben))
+      .expect(404, { message: 'Device not found' });
   });
 });
 
 describe('security', () => {
-  test('another account\'s devices are absent from lists, filters and totals', async () => {
+  test("another account's devices are absent from lists, filters and totals", async () => {
     const ana = await list(t, '?page_size=1000');
     expect(ids(ana)).not.toContain(UP.other);
     expect(await list(t, '?ids=b0:00:00:00:00:01')).toEqual({ total: 0, data: [] });
@@ -587,30 +652,27 @@ describe('security', () => {
   });
 
   test('no internal fields (access lists, user or account ids) leak into device objects', async () => {
-    const res = await request(t.app).get('/devices?page_size=1000').set(...auth(keys.ana)).expect(200);
+    const res = await request(t.app)
+      .get('/devices?page_size=1000')
+      .set(...auth(keys.ana))
+      .expect(200);
     const text = JSON.stringify(res.body);
     for (const secret of ['usr_', 'acc_', 'access', 'level', 'key_']) expect(text).not.toContain(secret);
   });
 
-  test.each([
-    "' OR '1'='1",
-    "a4:83:e7:1f:2b:01') OR 1=1 --",
-    '%',
-    'a4:83:e7:1f:2b:0_',
-    '*',
-    '"]',
-  ])('hostile ids value %j matches nothing and never errors', async (value) => {
-    const body = await list(t, `?ids=${encodeURIComponent(value)}`);
-    expect(body).toEqual({ total: 0, data: [] });
-  });
+  test.each(["' OR '1'='1", "a4:83:e7:1f:2b:01') OR 1=1 --", '%', 'a4:83:e7:1f:2b:0_', '*', '"]'])(
+    'hostile ids value %j matches nothing and never errors',
+    async (value) => {
+      const body = await list(t, `?ids=${encodeURIComponent(value)}`);
+      expect(body).toEqual({ total: 0, data: [] });
+    },
+  );
 
-  test.each([
-    "' OR '1'='1",
-    '%25',
-    'a4:83:e7:1f:2b:0_',
-    '..%2F..%2Fhealthz',
-  ])('hostile device id %j is a 404, never another device', async (value) => {
-    const res = await request(t.app).get(`/devices/${encodeURIComponent(value)}`).set(...auth(keys.ana)).expect(404);
+  test.each(["' OR '1'='1", '%25', 'a4:83:e7:1f:2b:0_', '..%2F..%2Fhealthz'])('hostile device id %j is a 404, never another device', async (value) => {
+    const res = await request(t.app)
+      .get(`/devices/${encodeURIComponent(value)}`)
+      .set(...auth(keys.ana))
+      .expect(404);
     expect(res.body).toEqual({ message: 'Device not found' });
   });
 
@@ -639,7 +701,10 @@ describe('an account with more devices than one page of the store', () => {
   afterAll(async () => big.close());
 
   test('the device dropdown has every device once, in label order', async () => {
-    const res = await request(big.app).get('/v1/devices/options').set(...auth(keys.ana)).expect(200);
+    const res = await request(big.app)
+      .get('/v1/devices/options')
+      .set(...auth(keys.ana))
+      .expect(200);
     const options = res.body as Array<[string, string]>;
     expect(options).toHaveLength(count + 4);
     expect(new Set(options.map(([, value]) => value)).size).toBe(count + 4);
@@ -660,4 +725,3 @@ describe('an account with more devices than one page of the store', () => {
     expect(order).toEqual([...order].sort());
   });
 });
-

@@ -20,7 +20,12 @@ function markdownUnder(dir: string): string[] {
 
 const documents = ['README.md', ...markdownUnder('docs')];
 /** Also user-facing: the README of the exported Zapier app. */
-const userFacing = [...documents, ...['zapier', 'n8n', 'activepieces', 'pipedream', 'make'].map((platform) => `src/export/${platform}-app/README.md`).filter((path) => existsSync(join(projectRoot, path)))];
+const userFacing = [
+  ...documents,
+  ...['zapier', 'n8n', 'activepieces', 'pipedream', 'make']
+    .map((platform) => `src/export/${platform}-app/README.md`)
+    .filter((path) => existsSync(join(projectRoot, path))),
+];
 
 const read = (path: string) => readFileSync(join(projectRoot, path), 'utf8');
 
@@ -44,7 +49,10 @@ function anchors(markdown: string): Set<string> {
   const withoutCode = markdown.replace(/^```[\s\S]*?^```/gm, '');
   for (const [, heading] of withoutCode.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
     const text = heading!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
-    const base = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     result.add(count === 0 ? base : `${base}-${count}`);

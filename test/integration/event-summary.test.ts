@@ -34,7 +34,13 @@ async function logEvent(key: string, type: string, atMs: number, n: number): Pro
   const occurred = formatMicros(atMs * 1000);
   await t.all(
     'INSERT INTO events (id, key_hash, type, device_id, occurred_at, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    `evt_test_${type}_${atMs}_${n}`, hashKey(key), type, 'a4:83:e7:1f:2b:01', occurred, '{}', t.clock.now(),
+    `evt_test_${type}_${atMs}_${n}`,
+    hashKey(key),
+    type,
+    'a4:83:e7:1f:2b:01',
+    occurred,
+    '{}',
+    t.clock.now(),
   );
 }
 

@@ -41,7 +41,17 @@ async function queue(device: string, count: number, tag: string, key = keys.ana)
   await t.db.transaction(async (trx) => {
     const rows = await trx
       .insertInto('events')
-      .values(events.map((e) => ({ id: e.id, key_hash: keyHash, type: e.type, device_id: device, occurred_at: e.occurred_at, payload: JSON.stringify(e), created_at: now })))
+      .values(
+        events.map((e) => ({
+          id: e.id,
+          key_hash: keyHash,
+          type: e.type,
+          device_id: device,
+          occurred_at: e.occurred_at,
+          payload: JSON.stringify(e),
+          created_at: now,
+        })),
+      )
       .returning(['seq', 'id'])
       .execute();
     await queueDeliveries(trx, keyHash, events, new Map(rows.map((r) => [r.id, Number(r.seq)])), now);
@@ -49,7 +59,11 @@ async function queue(device: string, count: number, tag: string, key = keys.ana)
 }
 
 async function hook(path: string, device: string, key = keys.ana): Promise<string> {
-  const res = await request(t.app).post('/v1/hooks').set('X-API-Key', key).send({ target_url: `http://127.0.0.1:9/${path}`, device_ids: [device] }).expect(201);
+  const res = await request(t.app)
+    .post('/v1/hooks')
+    .set('X-API-Key', key)
+    .send({ target_url: `http://127.0.0.1:9/${path}`, device_ids: [device] })
+    .expect(201);
   return res.body.id as string;
 }
 
@@ -60,7 +74,16 @@ type Due = Awaited<ReturnType<typeof claim>>[number];
 async function answer(due: Due[]): Promise<void> {
   const now = t.clock.now();
   await t.services.deliveryQueue.record(
-    due.map((d) => ({ delivery: d, attempt: d.attempts + 1, outcome: 'delivered' as const, statusCode: 204, error: null, durationMs: 1, attemptedAt: now, nextAttemptAt: null })),
+    due.map((d) => ({
+      delivery: d,
+      attempt: d.attempts + 1,
+      outcome: 'delivered' as const,
+      statusCode: 204,
+      error: null,
+      durationMs: 1,
+      attemptedAt: now,
+      nextAttemptAt: null,
+    })),
   );
 }
 
@@ -117,8 +140,16 @@ describe.each([
     const first = await claim(4);
     expect(first.map((d) => d.hook_id).sort()).toEqual([busy, busy, gone, quiet].sort());
     const now = t.clock.now();
-    const record = (d: Due, outcome: 'delivered' | 'retrying' | 'disabled', statusCode: number) =>
-      ({ delivery: d, attempt: 1, outcome, statusCode, error: null, durationMs: 1, attemptedAt: now, nextAttemptAt: outcome === 'retrying' ? now + 5_000 : null });
+    const record = (d: Due, outcome: 'delivered' | 'retrying' | 'disabled', statusCode: number) => ({
+      delivery: d,
+      attempt: 1,
+      outcome,
+      statusCode,
+      error: null,
+      durationMs: 1,
+      attemptedAt: now,
+      nextAttemptAt: outcome === 'retrying' ? now + 5_000 : null,
+    });
     await t.services.deliveryQueue.record(
       first.map((d) => (d.hook_id === quiet ? record(d, 'retrying', 500) : d.hook_id === gone ? record(d, 'disabled', 410) : record(d, 'delivered', 204))),
     );
@@ -153,7 +184,10 @@ test('nothing due: the claim returns nothing, even with a queue of retries waiti
   t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   await hook('busy', 'a4:83:e7:1f:2b:01');
   await queue('a4:83:e7:1f:2b:01', 20, 'later');
-  await t.db.kysely.updateTable('deliveries').set({ next_attempt_at: t.clock.now() + 60_000 }).execute();
+  await t.db.kysely
+    .updateTable('deliveries')
+    .set({ next_attempt_at: t.clock.now() + 60_000 })
+    .execute();
   expect(await claim(8)).toEqual([]);
   t.clock.advance(60_000);
   expect(await claim(8)).toHaveLength(8);
@@ -162,7 +196,11 @@ test('nothing due: the claim returns nothing, even with a queue of retries waiti
 test('rooms: at most the room left per origin this replica holds, `fresh` for an origin it does not; an origin with no room is skipped', async () => {
   t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   const held = await hook('held', 'a4:83:e7:1f:2b:01');
-  const res = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:10/other', device_ids: ['a4:83:e7:1f:2b:02'] }).expect(201);
+  const res = await request(t.app)
+    .post('/v1/hooks')
+    .set('X-API-Key', keys.ana)
+    .send({ target_url: 'http://127.0.0.1:10/other', device_ids: ['a4:83:e7:1f:2b:02'] })
+    .expect(201);
   const other = res.body.id as string;
   await queue('a4:83:e7:1f:2b:01', 10, 'held');
   await queue('a4:83:e7:1f:2b:02', 10, 'other');
@@ -188,7 +226,16 @@ test("records ride with the claim, and a hook's deliveries page newest first how
   for (;;) {
     const round = await t.services.deliveryQueue.claimRound({ limit: 50, leaseMs: 60_000, records });
     claimed += round.due.length;
-    records = round.due.map((d) => ({ delivery: d, attempt: 1, outcome: 'delivered' as const, statusCode: 204, error: null, durationMs: 1, attemptedAt: t.clock.now(), nextAttemptAt: null }));
+    records = round.due.map((d) => ({
+      delivery: d,
+      attempt: 1,
+      outcome: 'delivered' as const,
+      statusCode: 204,
+      error: null,
+      durationMs: 1,
+      attemptedAt: t.clock.now(),
+      nextAttemptAt: null,
+    }));
     if (round.due.length === 0) break;
   }
   expect(claimed).toBe(450);
@@ -203,7 +250,7 @@ test("records ride with the claim, and a hook's deliveries page newest first how
 
 const onSqlite = testEngine === 'sqlite' ? test : test.skip;
 
-onSqlite('migration 11: the deliveries pending before it count for their origin\'s virtual time', async () => {
+onSqlite("migration 11: the deliveries pending before it count for their origin's virtual time", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fair-origin-'));
   try {
     const file = join(dir, 'old.db');
@@ -218,15 +265,33 @@ onSqlite('migration 11: the deliveries pending before it count for their origin\
     hookRow.run('hook_quiet', keyHash, 'http://127.0.0.1:9/quiet', 'quiet', 0);
     // The busy hook's backlog, 5 minutes behind the wall clock: one delivered, two pending.
     for (const [i, status] of ['delivered', 'pending', 'pending'].entries()) {
-      raw.prepare("INSERT INTO events (id, key_hash, type, device_id, occurred_at, payload, created_at) VALUES (?, 'other', 'device.offline', 'd', '2026-06-01T12:00:00.000000Z', '{}', ?)").run(`evt_${i}`, now);
-      raw.prepare("INSERT INTO deliveries (hook_id, event_seq, webhook_id, status, next_attempt_at, created_at, fair_at) VALUES ('hook_busy', ?, ?, ?, ?, ?, ?)").run(i + 1, `msg_${i}`, status, now, now, now - 300_000 + i * 1000);
+      raw
+        .prepare(
+          "INSERT INTO events (id, key_hash, type, device_id, occurred_at, payload, created_at) VALUES (?, 'other', 'device.offline', 'd', '2026-06-01T12:00:00.000000Z', '{}', ?)",
+        )
+        .run(`evt_${i}`, now);
+      raw
+        .prepare("INSERT INTO deliveries (hook_id, event_seq, webhook_id, status, next_attempt_at, created_at, fair_at) VALUES ('hook_busy', ?, ?, ?, ?, ?, ?)")
+        .run(i + 1, `msg_${i}`, status, now, now, now - 300_000 + i * 1000);
     }
     raw.close();
     const db = await openDatabase({ path: file });
     try {
       const event = { id: 'evt_quiet', type: 'device.offline', device: { id: 'd' } } as unknown as DeviceEvent;
       await db.transaction(async (trx) => {
-        const row = await trx.insertInto('events').values({ id: event.id, key_hash: keyHash, type: event.type, device_id: 'd', occurred_at: '2026-06-01T12:00:01.000000Z', payload: '{}', created_at: now }).returning('seq').executeTakeFirstOrThrow();
+        const row = await trx
+          .insertInto('events')
+          .values({
+            id: event.id,
+            key_hash: keyHash,
+            type: event.type,
+            device_id: 'd',
+            occurred_at: '2026-06-01T12:00:01.000000Z',
+            payload: '{}',
+            created_at: now,
+          })
+          .returning('seq')
+          .executeTakeFirstOrThrow();
         await queueDeliveries(trx, keyHash, [event], new Map([[event.id, Number(row.seq)]]), now);
       });
       const quiet = await db.kysely.selectFrom('deliveries').select(['fair_at', 'target_origin']).where('hook_id', '=', 'hook_quiet').executeTakeFirstOrThrow();

@@ -44,7 +44,7 @@ async function connector(env: Record<string, string> = {}): Promise<TestApp> {
 }
 
 describe('X-Forwarded-For on upstream calls', () => {
-  test('carries the caller\'s socket address (plain IPv4), in both areas', async () => {
+  test("carries the caller's socket address (plain IPv4), in both areas", async () => {
     const t = await connector();
     await request(t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).expect(200);
     await request(t.app).get('/v1/menus').set('X-API-Key', keys.ana).expect(200);
@@ -60,11 +60,7 @@ describe('X-Forwarded-For on upstream calls', () => {
 
   test('with TRUST_PROXY naming the peer, the incoming chain is kept and the peer appended', async () => {
     const t = await connector({ TRUST_PROXY: '127.0.0.0/8' });
-    await request(t.app)
-      .get('/devices')
-      .set('Authorization', `Bearer ${keys.ana}`)
-      .set('X-Forwarded-For', '198.51.100.7, 203.0.113.5')
-      .expect(200);
+    await request(t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).set('X-Forwarded-For', '198.51.100.7, 203.0.113.5').expect(200);
     expect(upstream.callsTo('/devices')[0]?.forwardedFor).toBe('198.51.100.7, 203.0.113.5, 127.0.0.1');
   });
 

@@ -50,8 +50,14 @@ function tree(prefix: string, depth: number, width: number): GroupDoc[] {
 
 function dataset(groups = tree('', 4, 12)) {
   return {
-    accounts: [{ id: 'acc_g', name: 'Groups' }, { id: 'acc_o', name: 'Other' }],
-    users: [{ id: 'usr_g', account_id: 'acc_g', name: 'U' }, { id: 'usr_o', account_id: 'acc_o', name: 'O' }],
+    accounts: [
+      { id: 'acc_g', name: 'Groups' },
+      { id: 'acc_o', name: 'Other' },
+    ],
+    users: [
+      { id: 'usr_g', account_id: 'acc_g', name: 'U' },
+      { id: 'usr_o', account_id: 'acc_o', name: 'O' },
+    ],
     api_keys: [
       { id: 'key_g', user_id: 'usr_g', name: 'K', scopes: ['menu:read'], key: KEY },
       { id: 'key_o', user_id: 'usr_o', name: 'K2', scopes: ['menu:read'], key: OTHER_KEY },
@@ -64,7 +70,16 @@ function dataset(groups = tree('', 4, 12)) {
   };
 }
 
-const principal: Principal = { keyHash: hashKey(KEY), key: KEY, scopes: new Set(['menu:read']), keyId: null, keyName: null, userId: 'usr_g', accountId: 'acc_g', accountName: null };
+const principal: Principal = {
+  keyHash: hashKey(KEY),
+  key: KEY,
+  scopes: new Set(['menu:read']),
+  keyId: null,
+  keyName: null,
+  userId: 'usr_g',
+  accountId: 'acc_g',
+  accountName: null,
+};
 
 let t: TestApp;
 let source: OptionSource;
@@ -104,11 +119,34 @@ async function same(query: OptionQuery): Promise<string | null> {
 }
 
 const queries: Array<Partial<OptionQuery>> = [
-  {}, { limit: 1 }, { limit: 7 }, { limit: 1000 }, { q: 'cafe' }, { q: 'CAFÉ', limit: 5 }, { q: 'board 1' }, { q: '›' }, { q: 'drinks › ' },
-  { q: 'zzz' }, { q: 'STRASSE' }, { q: 'straße' }, { q: '%' }, { q: '_' }, { q: 'smith’s' }, { format: 'objects', limit: 11 },
-  { format: 'n8n', limit: 13, q: 'a' }, { format: 'n8n' }, { limit: 50, offset: 100 }, { limit: 5, offset: 9999 },
-  { format: 'tree' }, { format: 'tree', q: 'cafe' }, { format: 'tree', limit: 2 }, { format: 'tree', parent: 'g-0' }, { format: 'tree', parent: 'G-0' },
-  { format: 'tree', parent: 'g-1.1', q: 'zeta' }, { format: 'tree', parent: 'g-0.0.0.0' }, { format: 'tree', parent: 'g-8' },
+  {},
+  { limit: 1 },
+  { limit: 7 },
+  { limit: 1000 },
+  { q: 'cafe' },
+  { q: 'CAFÉ', limit: 5 },
+  { q: 'board 1' },
+  { q: '›' },
+  { q: 'drinks › ' },
+  { q: 'zzz' },
+  { q: 'STRASSE' },
+  { q: 'straße' },
+  { q: '%' },
+  { q: '_' },
+  { q: 'smith’s' },
+  { format: 'objects', limit: 11 },
+  { format: 'n8n', limit: 13, q: 'a' },
+  { format: 'n8n' },
+  { limit: 50, offset: 100 },
+  { limit: 5, offset: 9999 },
+  { format: 'tree' },
+  { format: 'tree', q: 'cafe' },
+  { format: 'tree', limit: 2 },
+  { format: 'tree', parent: 'g-0' },
+  { format: 'tree', parent: 'G-0' },
+  { format: 'tree', parent: 'g-1.1', q: 'zeta' },
+  { format: 'tree', parent: 'g-0.0.0.0' },
+  { format: 'tree', parent: 'g-8' },
 ];
 
 describe('database path', () => {
@@ -134,20 +172,32 @@ describe('database path', () => {
     for (const o of [34, 5, 151]) await same({ format: 'objects', q, limit: 17, offset: o });
   });
 
-  test('errors as before: an unknown parent is a 400 naming parent; another account\'s or an unknown menu is a 404', async () => {
-    const bad = await request(t.app).get(pathOf({ format: 'tree', offset: 0, parent: 'no-such-group' })).set('X-API-Key', KEY).expect(400);
+  test("errors as before: an unknown parent is a 400 naming parent; another account's or an unknown menu is a 404", async () => {
+    const bad = await request(t.app)
+      .get(pathOf({ format: 'tree', offset: 0, parent: 'no-such-group' }))
+      .set('X-API-Key', KEY)
+      .expect(400);
     expect(JSON.stringify(bad.body)).toContain('parent must be the id of a group of this menu');
-    const theirs = await request(t.app).get(pathOf({ format: 'tuples', offset: 0 }, OTHER_MENU)).set('X-API-Key', KEY).expect(404);
+    const theirs = await request(t.app)
+      .get(pathOf({ format: 'tuples', offset: 0 }, OTHER_MENU))
+      .set('X-API-Key', KEY)
+      .expect(404);
     expect(theirs.body).toEqual({ message: 'Menu not found' });
-    await request(t.app).get(pathOf({ format: 'tuples', offset: 0 }, 'abcdef00-0000-4000-8000-00000000ffff')).set('X-API-Key', KEY).expect(404);
+    await request(t.app)
+      .get(pathOf({ format: 'tuples', offset: 0 }, 'abcdef00-0000-4000-8000-00000000ffff'))
+      .set('X-API-Key', KEY)
+      .expect(404);
     // The owner sees theirs (menu ids compare case-insensitively).
-    const own = await request(t.app).get(pathOf({ format: 'tuples', offset: 0 }, OTHER_MENU.toUpperCase())).set('X-API-Key', OTHER_KEY).expect(200);
+    const own = await request(t.app)
+      .get(pathOf({ format: 'tuples', offset: 0 }, OTHER_MENU.toUpperCase()))
+      .set('X-API-Key', OTHER_KEY)
+      .expect(200);
     expect(own.headers['x-total-count']).toBe(String(menuGroupRows(OTHER_MENU, dataset().menus[1]!.groups).length));
   });
 });
 
 describe('rows follow the menu', () => {
-  test('a re-import rewrites a menu\'s rows; a pruned menu takes its rows with it', async () => {
+  test("a re-import rewrites a menu's rows; a pruned menu takes its rows with it", async () => {
     const app = await buildTestApp({ dataset: dataset(), env: { OPTIONS_CACHE_TTL_MS: '0' } });
     try {
       const count = async () => Number(await app.value('SELECT count(*) FROM menu_groups WHERE menu_id = ?', MENU));
@@ -179,7 +229,9 @@ describe('migration 10', () => {
       raw.pragma('user_version = 9');
       const groups = tree('', 2, 4);
       raw.prepare("INSERT INTO accounts (id, name) VALUES ('acc_g', 'Groups')").run();
-      raw.prepare("INSERT INTO menus (id, account_id, position, name, description, tags, groups_json, revision) VALUES (?, 'acc_g', 0, 'M', NULL, '[]', ?, 1)").run(MENU, JSON.stringify(groups));
+      raw
+        .prepare("INSERT INTO menus (id, account_id, position, name, description, tags, groups_json, revision) VALUES (?, 'acc_g', 0, 'M', NULL, '[]', ?, 1)")
+        .run(MENU, JSON.stringify(groups));
       raw.close();
       expect(migrations.length).toBeGreaterThanOrEqual(10);
       const db = await openDatabase({ path: file });

@@ -47,12 +47,20 @@ const call = (t: TestApp, key = keys.ana) => ({
     const req = request(t.app).post(path).set('X-API-Key', key);
     return body === undefined ? req : req.send(body as object);
   },
-  patch: (path: string, body: unknown) => request(t.app).patch(path).set('X-API-Key', key).send(body as object),
+  patch: (path: string, body: unknown) =>
+    request(t.app)
+      .patch(path)
+      .set('X-API-Key', key)
+      .send(body as object),
   get: (path: string) => request(t.app).get(path).set('X-API-Key', key),
 });
 
 async function subscribe(t: TestApp, url: string, extra: Record<string, unknown> = {}): Promise<Hook> {
-  return (await call(t).post('/v1/hooks', { target_url: url, ...extra }).expect(201)).body as Hook;
+  return (
+    await call(t)
+      .post('/v1/hooks', { target_url: url, ...extra })
+      .expect(201)
+  ).body as Hook;
 }
 
 const deliveries = async (t: TestApp, hookId: string) =>
@@ -71,7 +79,7 @@ async function online(t: TestApp): Promise<void> {
 }
 
 describe('PATCH /v1/hooks/{id}', () => {
-  test('bad bodies are 400s that say what is wrong; another key\'s hook is 404', async () => {
+  test("bad bodies are 400s that say what is wrong; another key's hook is 404", async () => {
     const t = await app();
     const hook = await subscribe(t, (await receiver()).url);
     const path = `/v1/hooks/${hook.id}`;
@@ -91,12 +99,20 @@ describe('PATCH /v1/hooks/{id}', () => {
     const r = await receiver();
     const offlineOnly = await subscribe(t, r.url, { events: ['device.offline'] });
     const onlineOnly = await subscribe(t, r.url, { events: ['device.online'] });
-    const conflict = await call(t).patch(`/v1/hooks/${onlineOnly.id}`, { events: ['device.offline'] }).expect(409);
+    const conflict = await call(t)
+      .patch(`/v1/hooks/${onlineOnly.id}`, { events: ['device.offline'] })
+      .expect(409);
     expect(conflict.body.message).toContain(offlineOnly.id);
-    const changed = (await call(t).patch(`/v1/hooks/${onlineOnly.id}`, { events: ['device.online', 'device.offline'], device_ids: [dev01.toUpperCase()] }).expect(200)).body as Hook;
+    const changed = (
+      await call(t)
+        .patch(`/v1/hooks/${onlineOnly.id}`, { events: ['device.online', 'device.offline'], device_ids: [dev01.toUpperCase()] })
+        .expect(200)
+    ).body as Hook;
     expect(changed).toMatchObject({ events: ['device.offline', 'device.online'], device_ids: [dev01], status: 'active' });
     // Subscribing to what the hook now is finds it (subscribing stays idempotent).
-    const again = await call(t).post('/v1/hooks', { target_url: r.url, device_ids: [dev01] }).expect(200);
+    const again = await call(t)
+      .post('/v1/hooks', { target_url: r.url, device_ids: [dev01] })
+      .expect(200);
     expect(again.body.id).toBe(onlineOnly.id);
     await offline(t);
     expect(await t.services.deliverer.runOnce()).toBe(2);
@@ -211,7 +227,7 @@ describe('POST /v1/hooks/{id}/test', () => {
     expect(recovered.body).toEqual({ count: 0 });
   });
 
-  test('no answer: status_code null and the error; another key\'s hook is 404', async () => {
+  test("no answer: status_code null and the error; another key's hook is 404", async () => {
     const t = await app({ WEBHOOK_TIMEOUT_MS: '2000' });
     const closed = await receiver();
     const url = closed.url;
@@ -260,7 +276,7 @@ describe('POST /v1/hooks/{id}/secret/rotate', () => {
     expect(() => new Webhook(hook.secret).verify(after.body, after.headers)).toThrow();
   });
 
-  test('a given secret is used; a bad one or another field is a 400; another key\'s hook is 404', async () => {
+  test("a given secret is used; a bad one or another field is a 400; another key's hook is 404", async () => {
     const t = await app();
     const hook = await subscribe(t, (await receiver()).url);
     const path = `/v1/hooks/${hook.id}/secret/rotate`;
@@ -271,7 +287,9 @@ describe('POST /v1/hooks/{id}/secret/rotate', () => {
     expect((await call(t).post(path, { key: 1 }).expect(400)).body.message).toBe('only secret may be given (not key)');
     await call(t, keys.zoe).post(path).expect(404, { message: 'Hook not found' });
     // Subscribing again answers the hook with its current secret.
-    const again = await call(t).post('/v1/hooks', { target_url: (await call(t).get(`/v1/hooks/${hook.id}`)).body.target_url }).expect(200);
+    const again = await call(t)
+      .post('/v1/hooks', { target_url: (await call(t).get(`/v1/hooks/${hook.id}`)).body.target_url })
+      .expect(200);
     expect(again.body.secret).toBe(mine);
   });
 });

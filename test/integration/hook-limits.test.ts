@@ -20,7 +20,11 @@ async function app(max: number): Promise<TestApp> {
 }
 
 const auth = { 'X-API-Key': keys.ana };
-const subscribe = (t: TestApp, n: number) => request(t.app).post('/v1/hooks').set(auth).send({ target_url: `http://127.0.0.1:9/hook/${n}` });
+const subscribe = (t: TestApp, n: number) =>
+  request(t.app)
+    .post('/v1/hooks')
+    .set(auth)
+    .send({ target_url: `http://127.0.0.1:9/hook/${n}` });
 
 test('one hook past the limit is a 409 naming it; the same subscription again, a deleted or a disabled hook do not count', async () => {
   const t = await app(3);

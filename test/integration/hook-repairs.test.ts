@@ -55,7 +55,11 @@ const call = (t: TestApp, key = keys.ana) => ({
     const req = request(t.app).post(path).set('X-API-Key', key);
     return body === undefined ? req : req.send(body as object);
   },
-  patch: (path: string, body: unknown) => request(t.app).patch(path).set('X-API-Key', key).send(body as object),
+  patch: (path: string, body: unknown) =>
+    request(t.app)
+      .patch(path)
+      .set('X-API-Key', key)
+      .send(body as object),
   get: (path: string) => request(t.app).get(path).set('X-API-Key', key),
 });
 
@@ -135,7 +139,15 @@ describe('GET /v1/hooks/{id}/deliveries', () => {
     await deadDelivery(t, r);
     const [dead] = await list(t, hook.id);
     const detail = (await call(t).get(`/v1/hooks/${hook.id}/deliveries/${dead!.delivery_id}`).expect(200)).body as Item & {
-      attempts: Array<{ attempt: number; status_code: number; request_headers: Record<string, string>; response_body: string; next_attempt_at: string | null; outcome: string; duration_ms: number }>;
+      attempts: Array<{
+        attempt: number;
+        status_code: number;
+        request_headers: Record<string, string>;
+        response_body: string;
+        next_attempt_at: string | null;
+        outcome: string;
+        duration_ms: number;
+      }>;
     };
     expect(detail).toMatchObject({ delivery_id: dead!.delivery_id, delivery_status: 'dead', webhook_id: r.received[0]!.headers['webhook-id'] });
     expect(detail.attempts.map((a) => [a.attempt, a.status_code, a.outcome, a.next_attempt_at === null])).toEqual([
@@ -155,7 +167,9 @@ describe('GET /v1/hooks/{id}/deliveries', () => {
     });
     await call(t).get(`/v1/hooks/${hook.id}/deliveries/dlv_999999`).expect(404, { message: 'Delivery not found' });
     await call(t).get(`/v1/hooks/${hook.id}/deliveries/nope`).expect(404, { message: 'Delivery not found' });
-    const other = await call(t).post('/v1/hooks', { target_url: `${r.url}?other` }).expect(201);
+    const other = await call(t)
+      .post('/v1/hooks', { target_url: `${r.url}?other` })
+      .expect(201);
     await call(t).get(`/v1/hooks/${other.body.id}/deliveries/${dead!.delivery_id}`).expect(404, { message: 'Delivery not found' });
   });
 });
@@ -187,7 +201,7 @@ describe('POST /v1/hooks/{id}/deliveries/{delivery_id}/resend', () => {
     expect(r.received).toHaveLength(5);
   });
 
-  test('404 for another hook\'s or an unknown delivery; 409 while the hook is disabled or for a test', async () => {
+  test("404 for another hook's or an unknown delivery; 409 while the hook is disabled or for a test", async () => {
     const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, r.url);
@@ -198,7 +212,9 @@ describe('POST /v1/hooks/{id}/deliveries/{delivery_id}/resend', () => {
     await call(t, keys.zoe).post(`/v1/hooks/${hook.id}/deliveries/${delivered!.delivery_id}/resend`).expect(404, { message: 'Hook not found' });
     await call(t).post(`/v1/hooks/${hook.id}/test`).expect(200);
     const [tested] = await list(t, hook.id);
-    expect((await call(t).post(`/v1/hooks/${hook.id}/deliveries/${tested!.delivery_id}/resend`).expect(409)).body.message).toMatch(/test delivery is not resent/);
+    expect((await call(t).post(`/v1/hooks/${hook.id}/deliveries/${tested!.delivery_id}/resend`).expect(409)).body.message).toMatch(
+      /test delivery is not resent/,
+    );
     await call(t).patch(`/v1/hooks/${hook.id}`, { enabled: false }).expect(200);
     expect((await call(t).post(`/v1/hooks/${hook.id}/deliveries/${delivered!.delivery_id}/resend`).expect(409)).body.message).toMatch(/enable it first/);
   });
@@ -221,19 +237,36 @@ describe('POST /v1/hooks/{id}/recover', () => {
     const path = `/v1/hooks/${hook.id}/recover`;
     const since = new Date(deadAt).toISOString();
     expect((await call(t).post(path, { since, dry_run: true }).expect(200)).body).toEqual({ count: 2 });
-    expect((await call(t).post(path, { since, until: new Date(deadAt + 1).toISOString(), dry_run: true }).expect(200)).body).toEqual({ count: 1 });
-    expect((await call(t).post(path, { since: new Date(deadAt + 1).toISOString(), dry_run: true }).expect(200)).body).toEqual({ count: 1 });
+    expect(
+      (
+        await call(t)
+          .post(path, { since, until: new Date(deadAt + 1).toISOString(), dry_run: true })
+          .expect(200)
+      ).body,
+    ).toEqual({ count: 1 });
+    expect(
+      (
+        await call(t)
+          .post(path, { since: new Date(deadAt + 1).toISOString(), dry_run: true })
+          .expect(200)
+      ).body,
+    ).toEqual({ count: 1 });
     expect((await list(t, hook.id)).map((d) => d.delivery_status)).toEqual(['dead']);
 
     expect((await call(t).post(path, { since }).expect(202)).body).toEqual({ count: 2 });
     await t.services.hookOps.settled();
     expect((await call(t).post(path, { since }).expect(202)).body).toEqual({ count: 0 });
     expect(await t.services.deliverer.runOnce()).toBe(2);
-    expect(r.received.slice(2).map((x) => (JSON.parse(x.body) as { type: string }).type).sort()).toEqual(['device.offline', 'device.online']);
+    expect(
+      r.received
+        .slice(2)
+        .map((x) => (JSON.parse(x.body) as { type: string }).type)
+        .sort(),
+    ).toEqual(['device.offline', 'device.online']);
     expect((await list(t, hook.id)).map((d) => d.delivery_status)).toEqual(['delivered', 'delivered']);
   });
 
-  test('bad bodies are 400s; another key\'s hook is 404', async () => {
+  test("bad bodies are 400s; another key's hook is 404", async () => {
     const t = await app();
     const hook = await subscribe(t, (await receiver()).url);
     const path = `/v1/hooks/${hook.id}/recover`;
@@ -259,13 +292,23 @@ describe('POST /v1/hooks/{id}/recover', () => {
       const part = values.slice(i, i + 500);
       await t.all(
         `INSERT INTO events (id, key_hash, type, device_id, occurred_at, payload, created_at) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        ...part.flatMap((k) => [`evt_bulk_${k}`, keyHash, 'device.offline', dev01, formatMicros(now * 1000), JSON.stringify({ id: `evt_bulk_${k}`, type: 'device.offline' }), now + k]),
+        ...part.flatMap((k) => [
+          `evt_bulk_${k}`,
+          keyHash,
+          'device.offline',
+          dev01,
+          formatMicros(now * 1000),
+          JSON.stringify({ id: `evt_bulk_${k}`, type: 'device.offline' }),
+          now + k,
+        ]),
       );
     }
     await t.all(
       `INSERT INTO deliveries (hook_id, event_seq, webhook_id, status, attempts, next_attempt_at, created_at, fair_at, target_origin)
        SELECT ?, seq, 'msg_' || id, 'dead', 8, created_at, created_at, created_at, ? FROM events WHERE id LIKE 'evt_bulk_%' AND created_at < ?`,
-      hook.id, new URL(r.url).origin, now + n / 2,
+      hook.id,
+      new URL(r.url).origin,
+      now + n / 2,
     );
     const body = { since: new Date(now).toISOString(), until: new Date(now + n).toISOString() };
     const { turns, result } = await turnsDuring(() => t.services.hookOps.recover(keyHash, hook.id, { since: now, until: now + n }, true));
@@ -278,7 +321,13 @@ describe('POST /v1/hooks/{id}/recover', () => {
     await t.services.hookOps.settled();
     expect(Number(await t.value("SELECT count(*) FROM deliveries WHERE hook_id = ? AND status = 'pending'", hook.id))).toBe(n);
     expect(Number(await t.value('SELECT count(*) FROM deliveries WHERE hook_id = ?', hook.id))).toBe(n);
-    expect((await call(t).post(`/v1/hooks/${hook.id}/recover`, { ...body, dry_run: true }).expect(200)).body).toEqual({ count: 0 });
+    expect(
+      (
+        await call(t)
+          .post(`/v1/hooks/${hook.id}/recover`, { ...body, dry_run: true })
+          .expect(200)
+      ).body,
+    ).toEqual({ count: 0 });
     const metrics = await request(t.app).get('/metrics').expect(200);
     expect(metrics.text).toMatch(/^webhook_recovers_total\{mode="run"\} 2$/m);
     expect(metrics.text).toMatch(new RegExp(`^webhook_recovered_deliveries_total ${n}$`, 'm'));

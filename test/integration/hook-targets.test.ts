@@ -96,7 +96,11 @@ async function storedHook(t: TestApp, target: string): Promise<string> {
 }
 
 const deliveries = async (t: TestApp, hookId: string) =>
-  (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set('X-API-Key', keys.ana).expect(200)).body as Array<{ status_code: number | null; error: string | null; outcome: string }>;
+  (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set('X-API-Key', keys.ana).expect(200)).body as Array<{
+    status_code: number | null;
+    error: string | null;
+    outcome: string;
+  }>;
 
 describe('WEBHOOK_ALLOWED_TARGETS', () => {
   test('an allowed origin over http on 127.0.0.1: subscribed, and the receiver gets the signed delivery', async () => {
@@ -108,7 +112,11 @@ describe('WEBHOOK_ALLOWED_TARGETS', () => {
     expect(r.received).toHaveLength(1);
     const [delivery] = r.received;
     expect(JSON.parse(delivery!.body)).toMatchObject({ type: 'device.offline', data: { type: 'device.offline', device: { id: 'a4:83:e7:1f:2b:01' } } });
-    const headers = { 'webhook-id': delivery!.headers['webhook-id']!, 'webhook-timestamp': delivery!.headers['webhook-timestamp']!, 'webhook-signature': delivery!.headers['webhook-signature']! };
+    const headers = {
+      'webhook-id': delivery!.headers['webhook-id']!,
+      'webhook-timestamp': delivery!.headers['webhook-timestamp']!,
+      'webhook-signature': delivery!.headers['webhook-signature']!,
+    };
     expect(verify(hook.secret, headers, delivery!.body, Math.floor(t.clock.now() / 1000))).toBe(true);
     expect((await deliveries(t, hook.id)).map((a) => [a.status_code, a.outcome])).toEqual([[204, 'delivered']]);
   });
@@ -147,7 +155,13 @@ describe('WEBHOOK_ALLOWED_TARGETS', () => {
     const r = await receiver();
     const t = await connector({ WEBHOOK_ALLOWED_TARGETS: '10.0.0.0/8, 127.0.0.0/8,::1/128' });
     const hook = (await subscribe(t, r.url).expect(201)).body as { id: string };
-    for (const target of ['http://10.1.2.3:5678/hook', 'https://10.255.0.1/hook', 'http://[::1]:5678/hook', 'http://localhost:5678/hook', 'https://[::ffff:10.0.0.7]/hook']) {
+    for (const target of [
+      'http://10.1.2.3:5678/hook',
+      'https://10.255.0.1/hook',
+      'http://[::1]:5678/hook',
+      'http://localhost:5678/hook',
+      'https://[::ffff:10.0.0.7]/hook',
+    ]) {
       const { id } = (await subscribe(t, target).expect(201)).body as { id: string };
       // Removed again: nothing beyond the receiver is to be contacted.
       await request(t.app).delete(`/v1/hooks/${id}`).set('X-API-Key', keys.ana).expect(204);
@@ -155,9 +169,13 @@ describe('WEBHOOK_ALLOWED_TARGETS', () => {
     // Public https targets keep working; anything else outside the ranges keeps today's rules.
     const { id: publicHook } = (await subscribe(t, 'https://8.8.8.8/hook').expect(201)).body as { id: string };
     await request(t.app).delete(`/v1/hooks/${publicHook}`).set('X-API-Key', keys.ana).expect(204);
-    expect((await subscribe(t, 'http://8.8.8.8/hook').expect(400)).body.message).toBe(`target_url must use https (http://8.8.8.8 is not an allowed target); ${privateTargetsHint}`);
+    expect((await subscribe(t, 'http://8.8.8.8/hook').expect(400)).body.message).toBe(
+      `target_url must use https (http://8.8.8.8 is not an allowed target); ${privateTargetsHint}`,
+    );
     expect((await subscribe(t, 'http://192.168.1.10/hook').expect(400)).body.message).toMatch(/^target_url must use https/);
-    expect((await subscribe(t, 'https://[fd00::1]/hook').expect(400)).body.message).toMatch(/^target_url must not point to a loopback, private or link-local address/);
+    expect((await subscribe(t, 'https://[fd00::1]/hook').expect(400)).body.message).toMatch(
+      /^target_url must not point to a loopback, private or link-local address/,
+    );
     expect(await offlineDelivered(t)).toBe(1);
     expect(r.received).toHaveLength(1);
     expect((await deliveries(t, hook.id)).map((a) => a.outcome)).toEqual(['delivered']);

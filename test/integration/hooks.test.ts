@@ -82,7 +82,11 @@ async function receiver(path?: string): Promise<Receiver> {
 }
 
 const api = (t: TestApp, key: string = keys.ana) => ({
-  post: (body: unknown) => request(t.app).post('/v1/hooks').set('X-API-Key', key).send(body as object),
+  post: (body: unknown) =>
+    request(t.app)
+      .post('/v1/hooks')
+      .set('X-API-Key', key)
+      .send(body as object),
   get: (path: string) => request(t.app).get(path).set('X-API-Key', key),
   del: (path: string) => request(t.app).delete(path).set('X-API-Key', key),
 });
@@ -94,7 +98,9 @@ async function subscribe(t: TestApp, body: Record<string, unknown>, key: string 
 
 /** Every attempt of the hook's deliveries, newest first: each delivery's detail, flattened. */
 async function attempts(t: TestApp, hookId: string, key: string = keys.ana): Promise<Attempt[]> {
-  const list = (await api(t, key).get(`/v1/hooks/${hookId}/deliveries`).expect(200)).body as Array<Pick<Attempt, 'event_id' | 'webhook_id' | 'delivery_status'> & { delivery_id: string }>;
+  const list = (await api(t, key).get(`/v1/hooks/${hookId}/deliveries`).expect(200)).body as Array<
+    Pick<Attempt, 'event_id' | 'webhook_id' | 'delivery_status'> & { delivery_id: string }
+  >;
   const out: Attempt[] = [];
   for (const d of list) {
     const detail = (await api(t, key).get(`/v1/hooks/${hookId}/deliveries/${d.delivery_id}`).expect(200)).body as { attempts: Attempt[] };
@@ -117,7 +123,8 @@ async function heartbeat(t: TestApp, deviceId: string): Promise<string> {
   return text;
 }
 
-const parsed = (r: Received) => JSON.parse(r.body) as { type: string; timestamp: string; data: { id: string; type: string; occurred_at: string; device: { id: string } } };
+const parsed = (r: Received) =>
+  JSON.parse(r.body) as { type: string; timestamp: string; data: { id: string; type: string; occurred_at: string; device: { id: string } } };
 const headersOf = (r: Received): SignedHeaders => ({
   'webhook-id': r.headers['webhook-id']!,
   'webhook-timestamp': r.headers['webhook-timestamp']!,
@@ -148,11 +155,19 @@ describe('POST /v1/hooks', () => {
     const r = await receiver();
     const first = await subscribe(t, { target_url: r.url, events: ['device.offline', 'device.online'], device_ids: [dev01, dev05] });
     expect(first.device_ids).toEqual([dev01, dev05]);
-    const again = await api(t).post({ target_url: r.url, events: ['device.online', 'device.offline'], device_ids: [dev05, dev01.toUpperCase()] }).expect(200);
+    const again = await api(t)
+      .post({ target_url: r.url, events: ['device.online', 'device.offline'], device_ids: [dev05, dev01.toUpperCase()] })
+      .expect(200);
     expect(again.body).toEqual(first);
     const defaults = await subscribe(t, { target_url: r.url });
     expect(defaults.id).not.toBe(first.id);
-    expect((await api(t).post({ target_url: r.url, events: ['device.offline', 'device.online'] }).expect(200)).body.id).toBe(defaults.id);
+    expect(
+      (
+        await api(t)
+          .post({ target_url: r.url, events: ['device.offline', 'device.online'] })
+          .expect(200)
+      ).body.id,
+    ).toBe(defaults.id);
     expect((await api(t).post({ target_url: r.url, device_ids: null }).expect(200)).body.id).toBe(defaults.id);
   });
 
@@ -174,14 +189,25 @@ describe('POST /v1/hooks', () => {
     const t = await app();
     const r = await receiver();
     // Ben has device:read and menu:read only.
-    await api(t, keys.ben).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
-    await api(t, keys.anaMenuOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
-    await api(t, keys.anaNoScopes).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
+    await api(t, keys.ben)
+      .post({ target_url: r.url })
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
+    await api(t, keys.anaMenuOnly)
+      .post({ target_url: r.url })
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
+    await api(t, keys.anaNoScopes)
+      .post({ target_url: r.url })
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
     const hooksOnly = 'sk_test_ana_hooks_only_000000000';
-    await t.all(`INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_hooks', 'usr_ana', 'Hooks only', ?, '["hooks:write"]', '2026-01-01T00:00:00.000000Z')`, hashKey(hooksOnly));
-    await api(t, hooksOnly).post({ target_url: r.url }).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await t.all(
+      `INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_hooks', 'usr_ana', 'Hooks only', ?, '["hooks:write"]', '2026-01-01T00:00:00.000000Z')`,
+      hashKey(hooksOnly),
+    );
+    await api(t, hooksOnly)
+      .post({ target_url: r.url })
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     await request(t.app).post('/v1/hooks').send({ target_url: r.url }).expect(401, { message: 'Missing API key' });
-    expect((await t.value('SELECT count(*) FROM hooks'))).toBe(0);
+    expect(await t.value('SELECT count(*) FROM hooks')).toBe(0);
   });
 
   test('accepts Authorization: Bearer', async () => {
@@ -207,7 +233,7 @@ describe('POST /v1/hooks', () => {
     const res = await api(t).post(body).expect(400);
     expect(res.body.message).toEqual(expect.any(String));
     expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path, message: expect.any(String) })]));
-    expect((await t.value('SELECT count(*) FROM hooks'))).toBe(0);
+    expect(await t.value('SELECT count(*) FROM hooks')).toBe(0);
   });
 
   test('a body that is not JSON → 400', async () => {
@@ -233,7 +259,11 @@ describe('POST /v1/hooks', () => {
       await nothingStored(t);
       // The bytes as they are: superagent would otherwise JSON-serialise a Buffer.
       const gzipped = gzipSync(JSON.stringify({ target_url: r.url }));
-      await raw(t, 'application/json').set('Content-Encoding', 'gzip').serialize((body: unknown) => body as string).send(gzipped).expect(201);
+      await raw(t, 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .serialize((body: unknown) => body as string)
+        .send(gzipped)
+        .expect(201);
     });
 
     test('an unsupported Content-Encoding or charset → 415 naming it', async () => {
@@ -270,12 +300,16 @@ describe('POST /v1/hooks', () => {
     test('five events → the maxItems message; a repeated event type → its own message', async () => {
       const t = await app();
       const r = await receiver();
-      const five = await api(t).post({ target_url: r.url, events: ['device.offline', 'device.online', 'hook.disabled', 'delivery.dead', 'device.offline'] }).expect(400);
+      const five = await api(t)
+        .post({ target_url: r.url, events: ['device.offline', 'device.online', 'hook.disabled', 'delivery.dead', 'device.offline'] })
+        .expect(400);
       expect(five.body).toEqual({
         message: 'events must list at most 4 event types',
         details: [{ path: 'events', message: 'events must list at most 4 event types' }],
       });
-      const twice = await api(t).post({ target_url: r.url, events: ['device.online', 'device.online'] }).expect(400);
+      const twice = await api(t)
+        .post({ target_url: r.url, events: ['device.online', 'device.online'] })
+        .expect(400);
       expect(twice.body.message).toBe('events must not repeat an event type');
       await nothingStored(t);
     });
@@ -328,7 +362,7 @@ describe('GET and DELETE /v1/hooks', () => {
     expect(((await api(t).get('/v1/hooks').expect(200)).body as Hook[]).map((h) => h.id)).toEqual([b.id]);
   });
 
-  test('another key\'s hook is 404 Hook not found on GET, DELETE and deliveries, and stays', async () => {
+  test("another key's hook is 404 Hook not found on GET, DELETE and deliveries, and stays", async () => {
     const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
@@ -355,7 +389,7 @@ describe('GET and DELETE /v1/hooks', () => {
     await api(t).del(`/v1/hooks/${hook.id}`).expect(204);
     await expect(round).resolves.toBe(2);
     expect((await attempts(t, kept.id)).map((a) => a.outcome)).toEqual(['delivered']);
-    expect((await t.value('SELECT count(*) FROM delivery_attempts WHERE hook_id = ?', hook.id))).toBe(0);
+    expect(await t.value('SELECT count(*) FROM delivery_attempts WHERE hook_id = ?', hook.id)).toBe(0);
     expect(await t.services.deliverer.runOnce()).toBe(0);
   });
 
@@ -363,7 +397,9 @@ describe('GET and DELETE /v1/hooks', () => {
     const t = await app();
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
-    await api(t, keys.ben).del(`/v1/hooks/${hook.id}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
+    await api(t, keys.ben)
+      .del(`/v1/hooks/${hook.id}`)
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs hooks:write' }] });
     await request(t.app).delete(`/v1/hooks/${hook.id}`).expect(401, { message: 'Missing API key' });
     await api(t).get(`/v1/hooks/${hook.id}`).expect(200);
   });
@@ -425,7 +461,7 @@ describe('delivery', () => {
     expect(log[1]!.event_id).toBe(event!.id);
   });
 
-  test('the hook\'s device_ids and events filters are respected', async () => {
+  test("the hook's device_ids and events filters are respected", async () => {
     const t = await app();
     const [ra, rb, rc] = [await receiver(), await receiver(), await receiver()];
     // Device 05 is online at the baseline too (heartbeat 10 s ago).
@@ -557,7 +593,10 @@ describe('delivery', () => {
     ]);
     expect(log.every((a) => a.delivery_status === 'dead')).toBe(true);
     // The hook itself stays active: the next event is delivered.
-    await api(t).get(`/v1/hooks/${hook.id}`).expect(200).expect((res) => expect(res.body.status).toBe('active'));
+    await api(t)
+      .get(`/v1/hooks/${hook.id}`)
+      .expect(200)
+      .expect((res) => expect(res.body.status).toBe('active'));
     await heartbeat(t, dev01);
     await t.services.deliverer.runOnce();
     expect(r.received).toHaveLength(4);
@@ -585,7 +624,7 @@ describe('delivery', () => {
     expect(await t.services.deliverer.runOnce()).toBe(0);
     // New events are logged but not delivered.
     await heartbeat(t, dev01);
-    expect(((await api(t).get('/v1/events').expect(200)).body as unknown[])).toHaveLength(3);
+    expect((await api(t).get('/v1/events').expect(200)).body as unknown[]).toHaveLength(3);
     t.clock.advance(60_000);
     expect(await t.services.deliverer.runOnce()).toBe(0);
     expect(r.received).toHaveLength(2);
@@ -664,7 +703,13 @@ describe('delivery', () => {
       );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     for (let i = 0; i < 10; i += 1) await subscribe(t, { target_url: `${base}/hook/${i}` });
     await deviceOffline(t);
@@ -675,7 +720,7 @@ describe('delivery', () => {
     expect(maxInFlight).toBeGreaterThan(1);
     // Three waves of at most four.
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    const delivered = (await t.value(`SELECT count(*) FROM deliveries WHERE status = 'delivered'`));
+    const delivered = await t.value(`SELECT count(*) FROM deliveries WHERE status = 'delivered'`);
     expect(delivered).toBe(10);
   });
 

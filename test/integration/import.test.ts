@@ -215,12 +215,12 @@ async function importError(db: Db, doc: Doc, prune = false): Promise<DatasetErro
 
 /** Asserts a failed import names `path` and left the database exactly as it was. */
 async function expectRejected(db: Db, doc: Doc, path: string, message?: RegExp, prune = false): Promise<DatasetIssue[]> {
-  const before = await (await dump(db));
+  const before = await await dump(db);
   const bytesBefore = db.engine === 'sqlite' ? image(db) : undefined;
   const err = await importError(db, doc, prune);
   expect(err.issues.map((i) => i.path)).toContain(path);
   if (message) expect(err.issues.find((i) => i.path === path)!.message).toMatch(message);
-  expect(await (await dump(db))).toBe(before);
+  expect(await await dump(db)).toBe(before);
   if (bytesBefore) expect(image(db).equals(bytesBefore)).toBe(true);
   return err.issues;
 }
@@ -349,11 +349,14 @@ describe('api keys', () => {
     doc.api_keys[1].key_sha256 = sha256(secretKey).toUpperCase();
     doc.api_keys[1].scopes = ['menu:read'];
     const t = await app(doc);
-    expect((await t.value("SELECT key_sha256 FROM api_keys WHERE id = 'key_ben_menu'"))).toBe(sha256(secretKey));
+    expect(await t.value("SELECT key_sha256 FROM api_keys WHERE id = 'key_ben_menu'")).toBe(sha256(secretKey));
     const me = await request(t.app).get('/v1/me').set('X-API-Key', secretKey).expect(200);
     expect(me.body.key).toEqual({ id: 'key_ben_menu', name: 'Menu board only', scopes: ['menu:read'] });
     // menu:read only: the device area refuses it.
-    await request(t.app).get('/devices').set('Authorization', `Bearer ${secretKey}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app)
+      .get('/devices')
+      .set('Authorization', `Bearer ${secretKey}`)
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('duplicate scopes are stored once', async () => {
@@ -361,10 +364,7 @@ describe('api keys', () => {
     doc.api_keys[0].scopes = ['menu:read', 'menu:read', 'device:read'];
     const db = await freshDb();
     await importDataset(db, doc, { nowMs });
-    expect(JSON.parse((await sqlValue(db, "SELECT scopes FROM api_keys WHERE id = 'key_ana_all'")) as string)).toEqual([
-      'menu:read',
-      'device:read',
-    ]);
+    expect(JSON.parse((await sqlValue(db, "SELECT scopes FROM api_keys WHERE id = 'key_ana_all'")) as string)).toEqual(['menu:read', 'device:read']);
   });
 
   test('two keys in the file may swap their keys on re-import', async () => {
@@ -389,7 +389,7 @@ describe('api keys', () => {
     doc.api_keys.unshift(moved);
     await importDataset(t.db, doc, { nowMs });
     expect((await request(t.app).get('/v1/me').set('X-API-Key', exampleKey).expect(200)).body.key.id).toBe('key_ana_new');
-    expect((await t.value("SELECT count(*) FROM api_keys WHERE key_sha256 LIKE 'moving:%'"))).toBe(0);
+    expect(await t.value("SELECT count(*) FROM api_keys WHERE key_sha256 LIKE 'moving:%'")).toBe(0);
   });
 });
 
@@ -398,11 +398,11 @@ describe('upsert by id', () => {
     const db = await freshDb();
     await importDataset(db, example(), { nowMs });
     const strip = (text: string) => text.replace(/\\"revision\\":\d+/g, '');
-    const before = (await dump(db));
-    const countsBefore = (await counts(db));
+    const before = await dump(db);
+    const countsBefore = await counts(db);
     await importDataset(db, example(), { nowMs });
     expect(await counts(db)).toEqual(countsBefore);
-    expect(strip((await dump(db)))).toBe(strip(before));
+    expect(strip(await dump(db))).toBe(strip(before));
   });
 
   test('a changed name updates the record in place', async () => {
@@ -413,10 +413,10 @@ describe('upsert by id', () => {
     doc.api_keys[0].name = 'Renamed key';
     doc.devices[0].name = 'Front counter (left)';
     doc.menus[0].name = 'All day long';
-    const before = (await counts(t.db));
+    const before = await counts(t.db);
     await importDataset(t.db, doc, { nowMs });
     expect(await counts(t.db)).toEqual(before);
-    expect((await t.value("SELECT name FROM users WHERE id = 'usr_ana'"))).toBe('Ana O.');
+    expect(await t.value("SELECT name FROM users WHERE id = 'usr_ana'")).toBe('Ana O.');
     const me = await request(t.app).get('/v1/me').set('X-API-Key', exampleKey).expect(200);
     expect(me.body).toMatchObject({ key: { name: 'Renamed key' }, account: { name: 'Harbor Street Diner & Bar' } });
     const device = await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set('Authorization', `Bearer ${exampleKey}`).expect(200);
@@ -439,7 +439,7 @@ describe('upsert by id', () => {
   test('a file with only some records leaves the others alone (no prune)', async () => {
     const db = await freshDb();
     await importDataset(db, example(), { nowMs });
-    const before = (await counts(db));
+    const before = await counts(db);
     await importDataset(db, { accounts: [{ id: 'acc_new', name: 'New' }] }, { nowMs });
     expect(await counts(db)).toEqual({ ...before, accounts: 2 });
     // A new file may refer to records that already exist in the database.
@@ -473,8 +473,18 @@ describe('invalid datasets: the path is named and nothing is written', () => {
     ['an unknown field on an item', (d) => (d.menus[0].groups[0].items[0].in_stock = true), 'menus[0].groups[0].items[0].in_stock', /unknown field "in_stock"/],
     ['an unknown field on a device', (d) => (d.devices[1].colour = 'red'), 'devices[1].colour', /unknown field/],
     ['an unknown top-level field', (d) => (d.widgets = []), 'widgets', /unknown field/],
-    ['a missing item field deep in the tree', (d) => delete d.menus[0].groups[0].groups[0].items[0].items[1].inStock, 'menus[0].groups[0].groups[0].items[0].items[1].inStock', /boolean/],
-    ['a duplicate group id across the tree', (d) => (d.menus[0].groups[1].id = d.menus[0].groups[0].groups[0].id), 'menus[0].groups[1].id', /duplicate group id/],
+    [
+      'a missing item field deep in the tree',
+      (d) => delete d.menus[0].groups[0].groups[0].items[0].items[1].inStock,
+      'menus[0].groups[0].groups[0].items[0].items[1].inStock',
+      /boolean/,
+    ],
+    [
+      'a duplicate group id across the tree',
+      (d) => (d.menus[0].groups[1].id = d.menus[0].groups[0].groups[0].id),
+      'menus[0].groups[1].id',
+      /duplicate group id/,
+    ],
     ['a wrong type', (d) => (d.devices[0].offline_startup_delay_minutes = '5'), 'devices[0].offline_startup_delay_minutes', /number/],
     ['an empty name', (d) => (d.accounts[0].name = ''), 'accounts[0].name', /non-empty/],
     ['a bad screen resolution', (d) => (d.devices[0].screen_resolution = 'full hd'), 'devices[0].screen_resolution', /<width>x<height>/],
@@ -484,7 +494,12 @@ describe('invalid datasets: the path is named and nothing is written', () => {
     ['a malformed key_sha256', (d) => (d.api_keys[1].key_sha256 = 'abc'), 'api_keys[1].key_sha256', /64 hex/],
     ['both key and key_sha256', (d) => (d.api_keys[0].key_sha256 = sha256('x')), 'api_keys[0]', /exactly one/],
     ['neither key nor key_sha256', (d) => delete d.api_keys[0].key, 'api_keys[0]', /exactly one/],
-    ['two keys with the same key', (d) => (d.api_keys[1] = { ...d.api_keys[1], key_sha256: sha256(exampleKey) }), 'api_keys[1].key_sha256', /same key as api key "key_ana_all"/],
+    [
+      'two keys with the same key',
+      (d) => (d.api_keys[1] = { ...d.api_keys[1], key_sha256: sha256(exampleKey) }),
+      'api_keys[1].key_sha256',
+      /same key as api key "key_ana_all"/,
+    ],
     ['a non-array section', (d) => (d.devices = {}), 'devices', /array/],
   ])('%s', async (_why, mutate, path, message) => {
     const db = await populated();
@@ -626,7 +641,7 @@ describe('--prune', () => {
   test('without --prune the same import keeps them', async () => {
     const db = await freshDb();
     await importDataset(db, withOther(), { nowMs });
-    const before = (await counts(db));
+    const before = await counts(db);
     const summary = await importDataset(db, example(), { nowMs });
     expect(summary.pruned).toEqual({ accounts: 0, users: 0, api_keys: 0, devices: 0, menus: 0 });
     // device 01's access list is replaced (Zoe's read access goes), nothing else changes in size.
@@ -637,7 +652,11 @@ describe('--prune', () => {
     const db = await freshDb();
     await importDataset(db, withOther(), { nowMs });
     // A key created outside any dataset (like `npm run keys -- create`) for Zoe.
-    await sqlAll(db, "INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_cli', 'usr_zoe', 'cli', ?, '[]', '2026-01-01T00:00:00.000000Z')", sha256('sk_cli_made_key_000000000000'));
+    await sqlAll(
+      db,
+      "INSERT INTO api_keys (id, user_id, name, key_sha256, scopes, created_at) VALUES ('key_cli', 'usr_zoe', 'cli', ?, '[]', '2026-01-01T00:00:00.000000Z')",
+      sha256('sk_cli_made_key_000000000000'),
+    );
     await importDataset(db, example(), { nowMs, prune: true });
     expect(await sqlValue(db, "SELECT count(*) FROM api_keys WHERE user_id = 'usr_zoe'")).toBe(0);
     expect(await sqlValue(db, "SELECT count(*) FROM users WHERE account_id = 'acc_other'")).toBe(0);
@@ -680,7 +699,7 @@ describe('--prune', () => {
 });
 
 describe('re-import replaces nested collections', () => {
-  test("importing a menu replaces its whole group tree", async () => {
+  test('importing a menu replaces its whole group tree', async () => {
     const doc = example();
     const t = await app(doc);
     const menuId = doc.menus[0].id;
@@ -689,9 +708,14 @@ describe('re-import replaces nested collections', () => {
     expect(groups.body.groups.map((g: Doc) => g.name)).toEqual(['Drinks', 'Burgers']);
 
     doc.menus[0].groups = [
-      { id: 'new-group-1', name: 'Specials', description: null, tags: ['daypart:all'], groups: [], items: [
-        { id: 'new-item-1', name: 'Soup', description: null, price: 5, calories: 200, tags: [], inStock: true, items: [] },
-      ] },
+      {
+        id: 'new-group-1',
+        name: 'Specials',
+        description: null,
+        tags: ['daypart:all'],
+        groups: [],
+        items: [{ id: 'new-item-1', name: 'Soup', description: null, price: 5, calories: 200, tags: [], inStock: true, items: [] }],
+      },
     ];
     await importDataset(t.db, doc, { nowMs });
     groups = await request(t.app).get(`/v1/groups?menus=${menuId}`).set('X-API-Key', exampleKey).expect(200);
@@ -700,8 +724,24 @@ describe('re-import replaces nested collections', () => {
       groups: [
         {
           metadata: { groups: { total: 0 }, items: { total: 1 } },
-          id: 'new-group-1', name: 'Specials', description: null, tags: ['daypart:all'], groups: [],
-          items: [{ metadata: { items: { total: 0 } }, id: 'new-item-1', name: 'Soup', description: null, price: 5, calories: 200, tags: [], inStock: true, items: [] }],
+          id: 'new-group-1',
+          name: 'Specials',
+          description: null,
+          tags: ['daypart:all'],
+          groups: [],
+          items: [
+            {
+              metadata: { items: { total: 0 } },
+              id: 'new-item-1',
+              name: 'Soup',
+              description: null,
+              price: 5,
+              calories: 200,
+              tags: [],
+              inStock: true,
+              items: [],
+            },
+          ],
         },
       ],
     });
@@ -725,8 +765,11 @@ describe('re-import replaces nested collections', () => {
     const benKey = 'sk_test_ben_devices_0000000000000';
     doc.api_keys[1] = { id: 'key_ben_menu', user_id: 'usr_ben', name: 'Ben', key: benKey, scopes: ['device:read'] };
     await importDataset(t.db, doc, { nowMs });
-    const access = () => (t.all("SELECT user_id, level FROM device_access WHERE device_id = 'a4:83:e7:1f:2b:01' ORDER BY user_id"));
-    expect(await access()).toEqual([{ user_id: 'usr_ana', level: 'update' }, { user_id: 'usr_ben', level: 'read' }]);
+    const access = () => t.all("SELECT user_id, level FROM device_access WHERE device_id = 'a4:83:e7:1f:2b:01' ORDER BY user_id");
+    expect(await access()).toEqual([
+      { user_id: 'usr_ana', level: 'update' },
+      { user_id: 'usr_ben', level: 'read' },
+    ]);
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set('Authorization', `Bearer ${exampleKey}`).expect(200);
 
     doc.devices[0].access = [{ user_id: 'usr_ben', level: 'update' }];
@@ -764,8 +807,7 @@ describe('the bundled demo dataset', () => {
 
   test('has online, offline and never-seen devices for the demo key', async () => {
     const t = await app(demo(), new ManualClock(Date.now()));
-    const get = async (query: string) =>
-      (await request(t.app).get(`/devices${query}`).set('Authorization', `Bearer ${demoKey}`).expect(200)).body;
+    const get = async (query: string) => (await request(t.app).get(`/devices${query}`).set('Authorization', `Bearer ${demoKey}`).expect(200)).body;
     const all = await get('?page_size=1000');
     const online = await get('?is_online=true&page_size=1000');
     const offline = await get('?is_online=false&page_size=1000');

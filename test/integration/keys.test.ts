@@ -36,7 +36,11 @@ describe('key lifecycle', () => {
     await me(expiringKey).expect(200);
     t.clock.advance(91_000);
     await me(expiringKey).expect(401, { message: 'API key expired' });
-    await request(t.app).get('/devices').set('Authorization', `Bearer ${expiringKey}`).expect(401, { message: 'API key expired' }).expect('WWW-Authenticate', 'Bearer');
+    await request(t.app)
+      .get('/devices')
+      .set('Authorization', `Bearer ${expiringKey}`)
+      .expect(401, { message: 'API key expired' })
+      .expect('WWW-Authenticate', 'Bearer');
   });
 
   test('a revoked key is a 401 "API key revoked" within the 5 s a replica trusts what it verified', async () => {
@@ -58,7 +62,17 @@ describe('key lifecycle', () => {
 
   test('the import stores the prefix of a plain key, none for a hash, and the expiry and own limit', async () => {
     t = await buildTestApp({
-      dataset: catalogWith([{ id: 'key_lim', user_id: 'usr_ana', name: 'Limited', key: limitedKey, scopes: ['menu:read'], rate_limit_per_minute: 5, expires_at: '2030-01-01T00:00:00Z' }]),
+      dataset: catalogWith([
+        {
+          id: 'key_lim',
+          user_id: 'usr_ana',
+          name: 'Limited',
+          key: limitedKey,
+          scopes: ['menu:read'],
+          rate_limit_per_minute: 5,
+          expires_at: '2030-01-01T00:00:00Z',
+        },
+      ]),
     });
     const row = await t.one<Record<string, unknown>>("SELECT prefix, expires_at, rate_limit_per_minute, last_used_at FROM api_keys WHERE id = 'key_lim'");
     expect(row).toEqual({ prefix: 'sk_test_', expires_at: '2030-01-01T00:00:00.000000Z', rate_limit_per_minute: 5, last_used_at: null });

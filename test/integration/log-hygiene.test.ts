@@ -47,11 +47,24 @@ function misbehave(req: IncomingMessage, res: ServerResponse): void {
 
 function device(id: string): Record<string, unknown> {
   return {
-    id, name: 'Front counter', timezone: 'UTC', screen_resolution: '1920x1080', screen_orientation: 'normal',
-    registered_at: '2025-01-10T09:00:00.123456Z', published_at: null, last_heartbeat_at: '2026-06-01T11:59:30.000001Z',
-    is_online: true, offline_startup: false, offline_startup_delay_minutes: 0, open_dev_tools: false,
-    display_connected: true, connection_type: 'wifi', wifi_ssid: 'HarborStaff', wifi_signal_strength: -54,
-    updated_at: '2026-06-01T11:00:00.000000Z', created_at: '2025-01-10T09:00:00.123456Z',
+    id,
+    name: 'Front counter',
+    timezone: 'UTC',
+    screen_resolution: '1920x1080',
+    screen_orientation: 'normal',
+    registered_at: '2025-01-10T09:00:00.123456Z',
+    published_at: null,
+    last_heartbeat_at: '2026-06-01T11:59:30.000001Z',
+    is_online: true,
+    offline_startup: false,
+    offline_startup_delay_minutes: 0,
+    open_dev_tools: false,
+    display_connected: true,
+    connection_type: 'wifi',
+    wifi_ssid: 'HarborStaff',
+    wifi_signal_strength: -54,
+    updated_at: '2026-06-01T11:00:00.000000Z',
+    created_at: '2025-01-10T09:00:00.123456Z',
   };
 }
 
@@ -90,7 +103,9 @@ function get(s: PipedServer, path: string, headers: Record<string, string> = {})
   return new Promise((resolve, reject) => {
     httpRequest({ host: '127.0.0.1', port: s.port, path, headers }, (res) => {
       res.resume().on('end', () => resolve(res.statusCode!));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -162,7 +177,11 @@ describe('requests no Express route matches', () => {
       .map((line) => JSON.parse(line) as { msg: string; route?: string; status?: number })
       .filter((entry) => entry.msg === 'request')
       .map((entry) => [entry.route, entry.status]);
-    expect(routes).toEqual([['/docs/assets/*', 200], ['(unmatched)', 404], ['(unmatched)', 404]]);
+    expect(routes).toEqual([
+      ['/docs/assets/*', 200],
+      ['(unmatched)', 404],
+      ['(unmatched)', 404],
+    ]);
     expectNoKey(log, pasted);
   }, 60_000);
 });

@@ -70,7 +70,10 @@ describe('a stopped log reader', () => {
     expect(noticeAt).toBeGreaterThan(0);
     // Whole JSON lines only (the demo banner is plain text; the last line may be in transit).
     const whole = text.slice(0, text.lastIndexOf('\n'));
-    const lines = whole.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; dropped?: number });
+    const lines = whole
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; dropped?: number });
     const notices = lines.filter((l) => l.msg.startsWith('log lines dropped'));
     expect(notices).toHaveLength(1);
     const dropped = notices[0]!.dropped!;
@@ -117,25 +120,37 @@ describe('LOG_FORMAT in the real process', () => {
     await s.load('/healthz', 2);
     expect(await s.terminate(12_000)).toMatchObject({ code: 0 });
     await s.waitFor(/INFO: stopped/, 2_000);
-    const lines = s.output().split('\n').filter((line) => line.startsWith('['));
+    const lines = s
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('['));
     expect(lines.find((line) => / INFO: listening /.test(line))).toMatch(/"port":\d+/);
     const requests = lines.filter((line) => / INFO: request /.test(line));
     expect(requests).toHaveLength(2);
     expect(requests[0]).toMatch(/"method":"GET","route":"\/healthz","status":200/);
-    expect(s.output().split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
+    expect(
+      s
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{')),
+    ).toEqual([]);
   }, 60_000);
 
-  test.each([['json'], ['auto']])('%s (stdout is a pipe): one JSON object a line', async (format) => {
-    const s = await start({ LOG_LEVEL: 'info', LOG_FORMAT: format });
-    await s.load('/healthz', 2);
-    expect(await s.terminate(12_000)).toMatchObject({ code: 0 });
-    await s.waitFor(/"msg":"stopped"/, 2_000);
-    const entries = s
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { msg: string });
-    expect(entries.map((e) => e.msg)).toEqual(expect.arrayContaining(['listening', 'request', 'stopped']));
-    expect(entries.filter((e) => e.msg === 'request')).toHaveLength(2);
-  }, 60_000);
+  test.each([['json'], ['auto']])(
+    '%s (stdout is a pipe): one JSON object a line',
+    async (format) => {
+      const s = await start({ LOG_LEVEL: 'info', LOG_FORMAT: format });
+      await s.load('/healthz', 2);
+      expect(await s.terminate(12_000)).toMatchObject({ code: 0 });
+      await s.waitFor(/"msg":"stopped"/, 2_000);
+      const entries = s
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string });
+      expect(entries.map((e) => e.msg)).toEqual(expect.arrayContaining(['listening', 'request', 'stopped']));
+      expect(entries.filter((e) => e.msg === 'request')).toHaveLength(2);
+    },
+    60_000,
+  );
 });

@@ -39,7 +39,9 @@ describe('the generated Make app', () => {
     const app = json('makecomapp.json');
     expect(Object.keys(app.components.connection)).toEqual(['signage-connector']);
     expect(Object.keys(app.components.rpc).sort()).toEqual(['devices', 'menuGroups', 'menus']);
-    const modules = Object.fromEntries(Object.entries(app.components.module as Record<string, { moduleType: string }>).map(([name, m]) => [name, m.moduleType]));
+    const modules = Object.fromEntries(
+      Object.entries(app.components.module as Record<string, { moduleType: string }>).map(([name, m]) => [name, m.moduleType]),
+    );
     expect(modules).toEqual({
       getDevice: 'search',
       listDevices: 'search',
@@ -60,8 +62,15 @@ describe('the generated Make app', () => {
 
   test('input keys are the parameter names; the key goes in the header each area reads', () => {
     const getGroup = json('modules/get-group/get-group.mappable-params.iml.json');
-    expect(getGroup[0]).toMatchObject({ name: 'menu_id', type: 'select', options: { store: 'rpc://menus', nested: [{ name: 'group_id', options: 'rpc://menuGroups' }] } });
-    expect(json('modules/get-device/get-device.communication.iml.json')).toMatchObject({ url: '/devices/{{parameters.device_id}}', headers: { Authorization: 'Bearer {{connection.api_key}}' } });
+    expect(getGroup[0]).toMatchObject({
+      name: 'menu_id',
+      type: 'select',
+      options: { store: 'rpc://menus', nested: [{ name: 'group_id', options: 'rpc://menuGroups' }] },
+    });
+    expect(json('modules/get-device/get-device.communication.iml.json')).toMatchObject({
+      url: '/devices/{{parameters.device_id}}',
+      headers: { Authorization: 'Bearer {{connection.api_key}}' },
+    });
     expect(json('modules/list-menus/list-menus.communication.iml.json').headers).toEqual({ 'X-API-Key': '{{connection.api_key}}' });
     expect(json('connections/signage-connector/signage-connector.params.iml.json').map((p: { name: string; type: string }) => [p.name, p.type])).toEqual([
       ['base_url', 'url'],

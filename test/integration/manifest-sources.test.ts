@@ -167,12 +167,17 @@ describe('a new option source is configuration, not code', () => {
       ['Latte, 16 oz', item.latte16, null, false],
     ]);
     const etag = tree.headers.etag!;
-    await get(m.app, `${itemsPath(groupIds.hot)}?format=tree`).set('If-None-Match', etag).expect(304);
+    await get(m.app, `${itemsPath(groupIds.hot)}?format=tree`)
+      .set('If-None-Match', etag)
+      .expect(304);
   });
 
   test('keys, scopes and access apply to the new source', async () => {
     await request(m.app).get(itemsPath(groupIds.hot)).expect(401, { message: 'Missing API key' });
-    await get(m.app, itemsPath(groupIds.hot), keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await get(m.app, itemsPath(groupIds.hot), keys.anaNoScopes).expect(403, {
+      message: 'Invalid scopes',
+      details: [{ path: 'scope', message: 'needs menu:read' }],
+    });
     await get(m.app, itemsPath(groupIds.hot), keys.anaMenuOnly).expect(200);
     // Another account's group, and an unknown one, are absent.
     const other = await get(m.app, itemsPath(groupIds.other)).expect(404);
@@ -203,7 +208,10 @@ describe('a new option source is configuration, not code', () => {
     expect(res.body).toEqual([['Front counter (America/Chicago)', 'a4:83:e7:1f:2b:01']]);
     expect(res.headers['cache-control']).toBe('private, max-age=10');
     await request(m.app).get('/v1/devices/online/options').set('Authorization', `Bearer ${keys.ben}`).expect(200);
-    await get(m.app, '/v1/devices/online/options', keys.anaMenuOnly).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await get(m.app, '/v1/devices/online/options', keys.anaMenuOnly).expect(403, {
+      message: 'Invalid scopes',
+      details: [{ path: 'scope', message: 'needs device:read' }],
+    });
     // search: false — q is an unknown parameter and so ignored.
     await get(m.app, '/v1/devices/online/options?q=zzz').expect(200, res.body);
   });

@@ -20,11 +20,16 @@ test(`${devices.toLocaleString('en')} devices going offline in one poll: every e
   t = await buildTestApp({ dataset: deviceDataset(devices), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   const get = (path: string) => request(t.app).get(path).set('X-API-Key', deviceBenchKey);
   await get('/v1/triggers/device-status').expect(200, []);
-  const statsOf = (table: string) => t.value(`SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() AND tablename = '${table}' AND attname = 'status'`);
+  const statsOf = (table: string) =>
+    t.value(`SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() AND tablename = '${table}' AND attname = 'status'`);
   // PostgreSQL: the baseline of 10,000 devices renews the snapshot's planner statistics, so the
   // next polls' look-ups by id probe the index instead of scanning the key's whole snapshot.
   if (t.db.engine === 'postgres') expect(Number(await statsOf('device_snapshots'))).toBe(1);
-  await request(t.app).post('/v1/hooks').set('X-API-Key', deviceBenchKey).send({ target_url: 'http://127.0.0.1:9/outage', events: ['device.offline'] }).expect(201);
+  await request(t.app)
+    .post('/v1/hooks')
+    .set('X-API-Key', deviceBenchKey)
+    .send({ target_url: 'http://127.0.0.1:9/outage', events: ['device.offline'] })
+    .expect(201);
 
   t.clock.advance(3_600_000);
   expect((await t.services.poller.pollOnce()).events).toBe(devices);
@@ -40,4 +45,3 @@ test(`${devices.toLocaleString('en')} devices going offline in one poll: every e
   // Recorded once: the next poll finds nothing new.
   expect((await t.services.poller.pollOnce()).events).toBe(0);
 }, 120_000);
-

@@ -175,8 +175,10 @@ async function groupIdsFor(query: string, key: string = keys.ana): Promise<strin
 }
 
 describe('GET /v1/menus', () => {
-  test('lists the menus of the key\'s account in source order, exactly in the contract shape', async () => {
-    const res = await get('/v1/menus').expect(200).expect('Content-Type', /application\/json/);
+  test("lists the menus of the key's account in source order, exactly in the contract shape", async () => {
+    const res = await get('/v1/menus')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     const expected = {
       metadata: { menus: { total: 2 } },
       menus: [
@@ -212,7 +214,7 @@ describe('GET /v1/menus', () => {
     }
   });
 
-  test('each menu\'s groups.total is its number of top-level groups', async () => {
+  test("each menu's groups.total is its number of top-level groups", async () => {
     const res = await get('/v1/menus').expect(200);
     for (const menu of res.body.menus) {
       const groups = await get(`/v1/groups?menus=${menu.id}`).expect(200);
@@ -220,7 +222,7 @@ describe('GET /v1/menus', () => {
     }
   });
 
-  test('every key of the account sees the account\'s menus, whatever its user', async () => {
+  test("every key of the account sees the account's menus, whatever its user", async () => {
     const expected = [menuIds.allDay, menuIds.breakfast];
     for (const key of [keys.ana, keys.anaMenuOnly, keys.ben]) {
       const res = await get('/v1/menus', key).expect(200);
@@ -252,14 +254,7 @@ describe('GET /v1/groups: no filter and menus', () => {
     const res = await get('/v1/groups').expect(200);
     expect(res.body.metadata).toEqual({ groups: { total: 4 } });
     expect(res.body.groups[0]).toEqual(drinksTree);
-    expect(allGroupIds(res.body.groups)).toEqual([
-      groupIds.drinks,
-      groupIds.hot,
-      groupIds.espresso,
-      groupIds.burgers,
-      groupIds.eggs,
-      groupIds.pastries,
-    ]);
+    expect(allGroupIds(res.body.groups)).toEqual([groupIds.drinks, groupIds.hot, groupIds.espresso, groupIds.burgers, groupIds.eggs, groupIds.pastries]);
   });
 
   test('menus only: the top-level groups of that menu', async () => {
@@ -296,7 +291,9 @@ describe('GET /v1/groups: no filter and menus', () => {
 
 describe('GET /v1/groups: groups filter', () => {
   test('a top-level group, with its whole subtree, exactly as docs/menus.md', async () => {
-    const res = await get(`/v1/groups?groups=${groupIds.drinks}`).expect(200).expect('Content-Type', /application\/json/);
+    const res = await get(`/v1/groups?groups=${groupIds.drinks}`)
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(res.body).toEqual(envelope([drinksTree]));
     expect(res.text).toBe(JSON.stringify(envelope([drinksTree])));
   });
@@ -314,9 +311,7 @@ describe('GET /v1/groups: groups filter', () => {
   test('several ids are OR-ed, in source order whatever the filter order', async () => {
     const expected = [groupIds.espresso, groupIds.burgers, groupIds.pastries];
     expect(await groupIdsFor(`groups=${groupIds.pastries},${groupIds.espresso},${groupIds.burgers}`)).toEqual(expected);
-    expect(await groupIdsFor(`groups=${groupIds.pastries}&groups=${groupIds.burgers}&groups=${groupIds.espresso}`)).toEqual(
-      expected,
-    );
+    expect(await groupIdsFor(`groups=${groupIds.pastries}&groups=${groupIds.burgers}&groups=${groupIds.espresso}`)).toEqual(expected);
     expect(await groupIdsFor(`groups=${groupIds.pastries},${groupIds.espresso}&groups=${groupIds.burgers}`)).toEqual(expected);
   });
 
@@ -327,9 +322,7 @@ describe('GET /v1/groups: groups filter', () => {
   });
 
   test('a repeated id is returned once', async () => {
-    expect(await groupIdsFor(`groups=${groupIds.burgers},${groupIds.burgers}&groups=${groupIds.burgers}`)).toEqual([
-      groupIds.burgers,
-    ]);
+    expect(await groupIdsFor(`groups=${groupIds.burgers},${groupIds.burgers}&groups=${groupIds.burgers}`)).toEqual([groupIds.burgers]);
   });
 
   test('ids are case-insensitive', async () => {
@@ -421,12 +414,10 @@ describe('GET /v1/groups: different filters are AND-ed', () => {
   });
 
   test('menus + groups + tags', async () => {
-    expect(
-      await groupIdsFor(`menus=${menuIds.allDay},${menuIds.breakfast}&groups=${groupIds.espresso},${groupIds.eggs}&tags=caffeine`),
-    ).toEqual([groupIds.espresso]);
-    expect(
-      await groupIdsFor(`menus=${menuIds.breakfast}&groups=${groupIds.espresso},${groupIds.eggs}&tags=daypart:breakfast`),
-    ).toEqual([groupIds.eggs]);
+    expect(await groupIdsFor(`menus=${menuIds.allDay},${menuIds.breakfast}&groups=${groupIds.espresso},${groupIds.eggs}&tags=caffeine`)).toEqual([
+      groupIds.espresso,
+    ]);
+    expect(await groupIdsFor(`menus=${menuIds.breakfast}&groups=${groupIds.espresso},${groupIds.eggs}&tags=daypart:breakfast`)).toEqual([groupIds.eggs]);
   });
 
   test('an unknown menu id with other filters gives an empty list', async () => {
@@ -461,8 +452,24 @@ describe('GET /v1/groups: values of the tree', () => {
     const res = await get(`/v1/groups?menus=${menuIds.breakfast}`).expect(200);
     expect(res.body).toEqual(
       envelope([
-        { metadata: { groups: { total: 0 }, items: { total: 0 } }, id: groupIds.eggs, name: 'Eggs', description: null, tags: ['daypart:breakfast'], groups: [], items: [] },
-        { metadata: { groups: { total: 0 }, items: { total: 0 } }, id: groupIds.pastries, name: 'Pastries', description: null, tags: ['caffeine-free'], groups: [], items: [] },
+        {
+          metadata: { groups: { total: 0 }, items: { total: 0 } },
+          id: groupIds.eggs,
+          name: 'Eggs',
+          description: null,
+          tags: ['daypart:breakfast'],
+          groups: [],
+          items: [],
+        },
+        {
+          metadata: { groups: { total: 0 }, items: { total: 0 } },
+          id: groupIds.pastries,
+          name: 'Pastries',
+          description: null,
+          tags: ['caffeine-free'],
+          groups: [],
+          items: [],
+        },
       ]),
     );
   });
@@ -491,9 +498,7 @@ describe('GET /v1/groups: values of the tree', () => {
     expect(expectConsistentTotals(res.body)).toBe(1 + 6 * 2 + 6);
     const broken = structuredClone(res.body);
     broken.groups[0].groups[0].items[0].items[1].metadata.items.total = 1;
-    expect(totalsReport(broken).problems).toEqual([
-      '$.groups[0].groups[0].items[0].items[1].metadata.items.total is 1, items has 0',
-    ]);
+    expect(totalsReport(broken).problems).toEqual(['$.groups[0].groups[0].items[0].items[1].metadata.items.total is 1, items has 0']);
     const brokenEnvelope = { ...res.body, metadata: { groups: { total: 3 } } };
     expect(totalsReport(brokenEnvelope).problems).toEqual(['$.metadata.groups.total is 3, groups has 4']);
   });
@@ -501,7 +506,9 @@ describe('GET /v1/groups: values of the tree', () => {
 
 describe('GET /v1/groups: bad filter values', () => {
   test.each(['tags=', 'tags=,', 'tags=%20', 'tags=+,+', 'tags=&tags='])('an empty tags value is a 400 naming tags: ?%s', async (query) => {
-    const res = await get(`/v1/groups?${query}`).expect(400).expect('Content-Type', /application\/json/);
+    const res = await get(`/v1/groups?${query}`)
+      .expect(400)
+      .expect('Content-Type', /application\/json/);
     expect(res.body.message).toMatch(/\btags\b/);
     expect(res.body.details).toEqual([{ path: 'tags', message: res.body.message }]);
   });
@@ -538,7 +545,7 @@ describe('menu area: other accounts behave as absent', () => {
     expect(await groupIdsFor(`menus=${menuIds.otherAccount},${menuIds.breakfast}`)).toEqual([groupIds.eggs, groupIds.pastries]);
   });
 
-  test('tags do not reach into another account\'s menus', async () => {
+  test("tags do not reach into another account's menus", async () => {
     // Other drinks (acc_other) is temperature:hot too.
     const ids = await groupIdsFor('tags=temperature:hot');
     expect(ids).toEqual([groupIds.hot]);
@@ -596,7 +603,10 @@ describe('menu area: keys and scopes', () => {
 
   test('the key is checked before the query: a bad filter without a key is 401, without the scope 403', async () => {
     await request(a.app).get('/v1/groups?tags=').expect(401, { message: 'Missing API key' });
-    await request(a.app).get('/v1/groups?tags=').set('X-API-Key', keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await request(a.app)
+      .get('/v1/groups?tags=')
+      .set('X-API-Key', keys.anaNoScopes)
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
   });
 });
 
@@ -631,7 +641,16 @@ describe('menu area: a re-import is visible on the next request', () => {
               tags: [],
               groups: [],
               items: [
-                { id: 'cccccccc-0000-4000-8000-000000000003', name: 'Garden salad', description: null, price: 7.5, calories: null, tags: [], inStock: true, items: [] },
+                {
+                  id: 'cccccccc-0000-4000-8000-000000000003',
+                  name: 'Garden salad',
+                  description: null,
+                  price: 7.5,
+                  calories: null,
+                  tags: [],
+                  inStock: true,
+                  items: [],
+                },
               ],
             },
           ],
@@ -687,10 +706,7 @@ describe('menu area: a re-import is visible on the next request', () => {
     expect(depth2.body.groups[0].items[0]).toMatchObject({ name: 'Garden salad', price: 7.5, calories: null });
 
     // The other menu is untouched.
-    expect((await req(`/v1/groups?menus=${menuIds.breakfast}`).expect(200)).body.groups.map((g: Json) => g.id)).toEqual([
-      groupIds.eggs,
-      groupIds.pastries,
-    ]);
+    expect((await req(`/v1/groups?menus=${menuIds.breakfast}`).expect(200)).body.groups.map((g: Json) => g.id)).toEqual([groupIds.eggs, groupIds.pastries]);
   });
 
   test('a second re-import at the same clock time is visible too', async () => {
@@ -765,14 +781,12 @@ describe('menu area on the bundled demo dataset', () => {
     throw new Error('the demo dataset has no depth-3 group for the demo key');
   };
 
-  test('lists the account\'s menus in dataset order, with top-level group counts', async () => {
+  test("lists the account's menus in dataset order, with top-level group counts", async () => {
     const res = await req('/v1/menus').expect(200);
     const expected = accountMenus();
     expect(expected.length).toBeGreaterThan(0);
     expect(res.body.metadata.menus.total).toBe(expected.length);
-    expect(res.body.menus.map((m: Json) => [m.id, m.name, m.metadata.groups.total])).toEqual(
-      expected.map((m) => [m.id, m.name, m.groups.length]),
-    );
+    expect(res.body.menus.map((m: Json) => [m.id, m.name, m.metadata.groups.total])).toEqual(expected.map((m) => [m.id, m.name, m.groups.length]));
     for (const menu of res.body.menus) expect(Object.keys(menu)).toEqual(MENU_KEYS);
   });
 
@@ -811,7 +825,7 @@ describe('menu area on the bundled demo dataset', () => {
     for (const g of res.body.groups) expect(g.tags.some((tag: string) => tag.startsWith('daypart:'))).toBe(true);
   });
 
-  test('another demo account\'s groups are absent for the demo key', async () => {
+  test("another demo account's groups are absent for the demo key", async () => {
     const user = demo.users.find((u: Json) => demo.api_keys.some((k: Json) => k.key === demoKey && k.user_id === u.id));
     const foreign = demo.menus.find((m: Json) => m.account_id !== user.account_id && m.groups.length > 0);
     expect(foreign).toBeDefined();

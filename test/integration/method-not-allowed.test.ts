@@ -50,7 +50,12 @@ describe('405 Method not allowed', () => {
     for (const [path, methods] of allow) {
       const unused = ['PUT', 'PATCH', 'DELETE', 'POST'].find((m) => !methods.split(', ').includes(m))!;
       const res = await request(t.app)[unused.toLowerCase() as 'put'](concrete(path)).set('X-API-Key', keys.ana);
-      expect({ path, status: res.status, allow: res.headers.allow, body: res.body }).toEqual({ path, status: 405, allow: methods, body: { message: 'Method not allowed' } });
+      expect({ path, status: res.status, allow: res.headers.allow, body: res.body }).toEqual({
+        path,
+        status: 405,
+        allow: methods,
+        body: { message: 'Method not allowed' },
+      });
     }
   });
 

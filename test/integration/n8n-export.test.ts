@@ -130,7 +130,9 @@ describe('n8n export', () => {
     // The same computation as nodes/shared/signature.ts, against a known vector.
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const body = '{"test": 2432232314}';
-    const signature = createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.${body}`).digest('base64');
+    const signature = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+      .update(`msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.${body}`)
+      .digest('base64');
     expect(signature).toBe('g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
     expect(text('nodes/shared/signature.ts')).toContain("createHmac('sha256', key).update(`${id}.${timestamp}.${rawBody}`)");
   });

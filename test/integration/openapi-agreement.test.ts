@@ -139,7 +139,9 @@ function serialise(value: unknown): string {
 
 function verdict(res: request.Response, name: string): 'accepted' | 'refused' | string {
   if (res.status === 400) {
-    const named = (res.body.details as Json[] | undefined)?.some((detail) => detail.path === name || detail.path.startsWith(`${name}[`) || detail.path.startsWith(`${name}.`));
+    const named = (res.body.details as Json[] | undefined)?.some(
+      (detail) => detail.path === name || detail.path.startsWith(`${name}[`) || detail.path.startsWith(`${name}.`),
+    );
     return named ? 'refused' : `400 naming something else: ${JSON.stringify(res.body)}`;
   }
   return res.status < 400 || res.status === 404 ? 'accepted' : `status ${res.status}`;
@@ -159,21 +161,39 @@ test('every declared parameter bound holds at runtime, both ways', async () => {
           if (parameter.in === 'path' && c.value === '') continue;
           let path = template.replace(/\{(\w+)\}/g, (_m, name: string) => pathValues[name] ?? name);
           let query = '';
-          if (parameter.in === 'path') path = template.replace(`{${parameter.name}}`, serialise(c.value)).replace(/\{(\w+)\}/g, (_m, name: string) => pathValues[name]!);
+          if (parameter.in === 'path')
+            path = template.replace(`{${parameter.name}}`, serialise(c.value)).replace(/\{(\w+)\}/g, (_m, name: string) => pathValues[name]!);
           else query = `?${parameter.name}=${serialise(c.value)}`;
           // `tree` is the format whose `parent` is read; other formats ignore it.
           if (parameter.name === 'parent') query += '&format=tree';
-          const res = await request(t.app).get(path + query).set(header, value);
+          const res = await request(t.app)
+            .get(path + query)
+            .set(header, value);
           const got = verdict(res, parameter.name);
           tested.add(`${template} ${parameter.name}`);
-          if (got !== (c.ok ? 'accepted' : 'refused')) mismatches.push(`GET ${template} ${parameter.name} ${c.what} (${JSON.stringify(c.value).slice(0, 60)}): expected ${c.ok ? 'accepted' : 'refused'}, got ${got}`);
+          if (got !== (c.ok ? 'accepted' : 'refused'))
+            mismatches.push(
+              `GET ${template} ${parameter.name} ${c.what} (${JSON.stringify(c.value).slice(0, 60)}): expected ${c.ok ? 'accepted' : 'refused'}, got ${got}`,
+            );
         }
       }
     }
   }
   expect(mismatches).toEqual([]);
   // The walk reached the parameters the issue is about (and every other bounded one).
-  for (const name of ['/devices page', '/devices page_size', '/devices ids', '/devices is_online', '/v1/triggers/device-status type', '/v1/triggers/device-status limit', '/v1/events limit', '/v1/menus/{menuId}/groups/options menuId', '/v1/menus/{menuId}/groups/options limit', '/v1/devices/options q', '/v1/groups tags']) {
+  for (const name of [
+    '/devices page',
+    '/devices page_size',
+    '/devices ids',
+    '/devices is_online',
+    '/v1/triggers/device-status type',
+    '/v1/triggers/device-status limit',
+    '/v1/events limit',
+    '/v1/menus/{menuId}/groups/options menuId',
+    '/v1/menus/{menuId}/groups/options limit',
+    '/v1/devices/options q',
+    '/v1/groups tags',
+  ]) {
     expect([name, tested.has(name)]).toEqual([name, true]);
   }
 });
@@ -187,7 +207,11 @@ test('every declared request body rule holds at runtime, both ways', async () =>
       if (!body) continue;
       const [header, value] = keyHeader(op as Json);
       const valid: Json = template === '/v1/hooks' ? { target_url: receiver.url } : validBodies[template]!;
-      const send = (payload: unknown) => request(t.app)[method as 'post'](template).set(header, value).send(payload as object);
+      const send = (payload: unknown) =>
+        request(t.app)
+          [method as 'post'](template)
+          .set(header, value)
+          .send(payload as object);
       expect(verdict(await send(valid), '$')).toBe('accepted');
       for (const field of (body.required ?? []) as string[]) {
         const { [field]: _omitted, ...rest } = valid;
@@ -198,7 +222,8 @@ test('every declared request body rule holds at runtime, both ways', async () =>
         for (const c of fieldCases(schema as Json)) {
           count += 1;
           const got = verdict(await send({ ...valid, [field]: c.value }), field);
-          if (got !== (c.ok ? 'accepted' : 'refused')) mismatches.push(`${method.toUpperCase()} ${template} ${field} ${c.what}: expected ${c.ok ? 'accepted' : 'refused'}, got ${got}`);
+          if (got !== (c.ok ? 'accepted' : 'refused'))
+            mismatches.push(`${method.toUpperCase()} ${template} ${field} ${c.what}: expected ${c.ok ? 'accepted' : 'refused'}, got ${got}`);
         }
       }
     }

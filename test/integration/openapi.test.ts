@@ -70,9 +70,10 @@ function absoluteRefs(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const out: Json = {};
   for (const [key, inner] of Object.entries(value)) {
-    out[key] = key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/schemas/')
-      ? componentBase + inner.slice('#/components/schemas/'.length)
-      : absoluteRefs(inner);
+    out[key] =
+      key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/schemas/')
+        ? componentBase + inner.slice('#/components/schemas/'.length)
+        : absoluteRefs(inner);
   }
   return out;
 }
@@ -123,7 +124,10 @@ function collectRefs(value: unknown, out: string[] = []): string[] {
 /** Every operation of the document (paths and webhooks) with where it is. */
 function operationsOf(doc: Json): Array<{ where: string; path: string; op: Json }> {
   const out: Array<{ where: string; path: string; op: Json }> = [];
-  for (const [section, items] of [['paths', doc.paths], ['webhooks', doc.webhooks ?? {}]] as const) {
+  for (const [section, items] of [
+    ['paths', doc.paths],
+    ['webhooks', doc.webhooks ?? {}],
+  ] as const) {
     for (const [path, item] of Object.entries(items as Json)) {
       for (const [method, op] of Object.entries(item as Json)) out.push({ where: `${section} ${method.toUpperCase()} ${path}`, path, op: op as Json });
     }
@@ -140,8 +144,17 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   // The clock starts 5 minutes before real time so delivery timestamps are current.
-  t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now() - timeoutMs), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ADMIN_TOKEN: adminToken } });
-  doc = (await request(t.app).get('/openapi.json').expect(200).expect('Content-Type', /^application\/json/)).body as Json;
+  t = await buildTestApp({
+    dataset: catalog(),
+    clock: new ManualClock(Date.now() - timeoutMs),
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ADMIN_TOKEN: adminToken },
+  });
+  doc = (
+    await request(t.app)
+      .get('/openapi.json')
+      .expect(200)
+      .expect('Content-Type', /^application\/json/)
+  ).body as Json;
   schemas = makeAjv(doc);
   receiver = await new Receiver().start();
 });
@@ -177,7 +190,12 @@ describe('GET /openapi.json: every route, documented', () => {
     const apiKey = { ana: { 'X-API-Key': keys.ana }, none: { 'X-API-Key': keys.anaNoScopes } };
     let checkedAdminRefusal = false;
     for (const route of declaredRoutes(t.services.manifest, t.services.targets)) {
-      const call = async (headers: Record<string, string>) => (await request(t.app)[route.method](route.path.replace(/\{[^}]+\}/g, 'x')).set(headers)).status;
+      const call = async (headers: Record<string, string>) =>
+        (
+          await request(t.app)
+            [route.method](route.path.replace(/\{[^}]+\}/g, 'x'))
+            .set(headers)
+        ).status;
       const where = `${route.method.toUpperCase()} ${route.path}`;
       const schemes = (doc.paths[route.path][route.method].security as Json[]).map((requirement) => Object.keys(requirement)[0]);
       if (route.admin) {
@@ -193,7 +211,10 @@ describe('GET /openapi.json: every route, documented', () => {
         continue;
       }
       expect([where, await call({})]).toEqual([where, 401]);
-      for (const [scheme, headers] of [['ApiKeyHeader', apiKey], ['BearerAuth', bearer]] as const) {
+      for (const [scheme, headers] of [
+        ['ApiKeyHeader', apiKey],
+        ['BearerAuth', bearer],
+      ] as const) {
         const read = schemes.includes(scheme);
         const withAllScopes = await call(headers.ana);
         expect([where, scheme, read ? withAllScopes !== 401 && withAllScopes !== 403 : withAllScopes === 401]).toEqual([where, scheme, true]);
@@ -340,7 +361,13 @@ describe('GET /openapi.json: OpenAPI 3.1 structure', () => {
       }
       if (where.startsWith('paths')) {
         const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
-        expect([where, params.filter((p) => p.in === 'path').map((p) => p.name).sort()]).toEqual([where, templated]);
+        expect([
+          where,
+          params
+            .filter((p) => p.in === 'path')
+            .map((p) => p.name)
+            .sort(),
+        ]).toEqual([where, templated]);
       }
     }
   });
@@ -378,7 +405,9 @@ function templateOf(path: string): string {
     return parts.length === segments.length && parts.every((part, i) => (part.startsWith('{') ? segments[i] !== '' : part === segments[i]));
   };
   const params = (template: string) => template.split('{').length;
-  const candidates = Object.keys(doc.paths).filter(matches).sort((a, b) => params(a) - params(b));
+  const candidates = Object.keys(doc.paths)
+    .filter(matches)
+    .sort((a, b) => params(a) - params(b));
   if (!candidates[0]) throw new Error(`${path} matches no documented path`);
   return candidates[0];
 }
@@ -397,12 +426,17 @@ function expectDocumented(method: Method, url: string, res: Response): Response 
   if (!response.content) {
     expect([where, res.text ?? '']).toEqual([where, '']);
   } else {
-    const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const type = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     const media = response.content[type] as Json | undefined;
     if (!media) throw new Error(`${where}: content type ${type} not documented (${Object.keys(response.content).join(', ')})`);
     if (type === 'application/json') {
       const validate = schemas.compile(media.schema);
-      if (!validate(res.body)) throw new Error(`${where}: body does not match the documented schema: ${schemas.ajv.errorsText(validate.errors)}\n${JSON.stringify(res.body).slice(0, 500)}`);
+      if (!validate(res.body))
+        throw new Error(
+          `${where}: body does not match the documented schema: ${schemas.ajv.errorsText(validate.errors)}\n${JSON.stringify(res.body).slice(0, 500)}`,
+        );
     }
   }
   for (const name of Object.keys(response.headers ?? {})) {
@@ -416,7 +450,11 @@ function expectDocumented(method: Method, url: string, res: Response): Response 
 
 type Auth = 'apikey' | 'bearer' | 'admin' | 'none';
 
-async function call(method: Method, url: string, options: { key?: string; auth?: Auth; body?: unknown; headers?: Record<string, string>; app?: Express } = {}): Promise<Response> {
+async function call(
+  method: Method,
+  url: string,
+  options: { key?: string; auth?: Auth; body?: unknown; headers?: Record<string, string>; app?: Express } = {},
+): Promise<Response> {
   const app = options.app ?? t.app;
   let req = request(app)[method](url);
   const key = options.key ?? keys.ana;
@@ -548,7 +586,10 @@ describe('real responses match the documented schemas', () => {
     expect((await call('get', '/v1/menus', { auth: 'none' })).status).toBe(401);
     expect((await call('get', '/v1/hooks', { key: 'sk_test_not_a_real_key_00000' })).body).toEqual({ message: 'Invalid API key' });
 
-    expect((await call('get', '/devices', { key: keys.anaMenuOnly })).body).toEqual({ message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    expect((await call('get', '/devices', { key: keys.anaMenuOnly })).body).toEqual({
+      message: 'Invalid scopes',
+      details: [{ path: 'scope', message: 'needs device:read' }],
+    });
     expect((await call('get', '/v1/menus', { key: keys.anaNoScopes })).status).toBe(403);
     expect((await call('post', '/v1/hooks', { key: keys.ben, body: { target_url: receiver.url } })).status).toBe(403);
 
@@ -592,7 +633,10 @@ describe('real responses match the documented schemas', () => {
     await call('get', '/admin/v1/accounts', admin);
     await call('get', '/admin/v1/users?account_id=acc_harbor', admin);
     await call('get', '/admin/v1/keys?limit=2', admin);
-    const created = await call('post', '/admin/v1/keys', { ...admin, body: { user_id: 'usr_ben', scopes: ['menu:read'], name: 'OpenAPI', expires_at: 'now+1d', rate_limit_per_minute: 60 } });
+    const created = await call('post', '/admin/v1/keys', {
+      ...admin,
+      body: { user_id: 'usr_ben', scopes: ['menu:read'], name: 'OpenAPI', expires_at: 'now+1d', rate_limit_per_minute: 60 },
+    });
     expect(created.status).toBe(201);
     expect((await call('patch', `/admin/v1/keys/${created.body.id}`, { ...admin, body: { name: 'Renamed', expires_at: null } })).status).toBe(200);
     const rolled = await call('post', `/admin/v1/keys/${created.body.id}/roll`, { ...admin, body: { grace_seconds: 60 } });
@@ -611,7 +655,10 @@ describe('real responses match the documented schemas', () => {
 
 describe('GET /docs', () => {
   test('HTML whose every asset loads from this server; no external URL anywhere in the page', async () => {
-    const res = await request(t.app).get('/docs').expect(200).expect('Content-Type', /^text\/html/);
+    const res = await request(t.app)
+      .get('/docs')
+      .expect(200)
+      .expect('Content-Type', /^text\/html/);
     expect(res.text).not.toMatch(/https?:\/\//i);
     expect(res.text).not.toMatch(/(src|href)\s*=\s*["']?\/\//i);
     const assets = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);

@@ -138,7 +138,20 @@ async function withSealedHooks(secret: string): Promise<{ env: Record<string, st
   for (const id of ['hook_a', 'hook_b']) {
     await db.kysely
       .insertInto('hooks')
-      .values({ id, key_hash: 'k', target_url: 'https://example.com/x', events: '[]', device_ids: null, secret_cipher: box(secret).seal(`whsec_${id}`), status: 'active', status_reason: null, created_at: '2026-01-01T00:00:00.000000Z', identity: null, target_origin: null, disabled_at: null })
+      .values({
+        id,
+        key_hash: 'k',
+        target_url: 'https://example.com/x',
+        events: '[]',
+        device_ids: null,
+        secret_cipher: box(secret).seal(`whsec_${id}`),
+        status: 'active',
+        status_reason: null,
+        created_at: '2026-01-01T00:00:00.000000Z',
+        identity: null,
+        target_origin: null,
+        disabled_at: null,
+      })
       .execute();
   }
   await db.close();
@@ -166,7 +179,9 @@ describe('npm run rotate-secret', () => {
   test('CONNECTOR_SECRET_PREVIOUS without CONNECTOR_SECRET is a configuration error naming CONNECTOR_SECRET', async () => {
     const result = await runCli('rotate-secret', [], { DATABASE_PATH: join(tmp, 'never.db'), CONNECTOR_SECRET_PREVIOUS: oldSecret });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('Invalid configuration: CONNECTOR_SECRET must be set when CONNECTOR_SECRET_PREVIOUS is: it is the new secret that stored secrets are re-sealed with\n');
+    expect(result.stderr).toBe(
+      'Invalid configuration: CONNECTOR_SECRET must be set when CONNECTOR_SECRET_PREVIOUS is: it is the new secret that stored secrets are re-sealed with\n',
+    );
   }, 60_000);
 });
 
@@ -190,7 +205,15 @@ describe('npm run backup', () => {
 
   async function serve(path: string): Promise<{ child: Child; base: string }> {
     const child = new Child(mainJs, {
-      env: { DATABASE_PATH: path, PORT: '0', HOST: '127.0.0.1', LOG_FORMAT: 'json', LOG_LEVEL: 'info', CONNECTOR_SECRET: newSecret, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      env: {
+        DATABASE_PATH: path,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
+        CONNECTOR_SECRET: newSecret,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
       timeoutMs: 120_000,
     });
     const [, port] = await child.waitFor(/"port":(\d+)[^\n]*"msg":"listening"/, 40_000);
@@ -204,93 +227,105 @@ describe('npm run backup', () => {
     return new Set(((await res.json()) as Array<{ id: string }>).map((h) => h.id));
   }
 
-  (testEngine === 'sqlite' ? test : test.skip)('copies the database while the server writes; the restored copy has every write acknowledged before the backup began', async () => {
-    const dir = mkdtempSync(join(tmp, 'backup-'));
-    const live = join(dir, 'live', 'connector.db');
-    const copy = join(dir, 'connector-backup.db');
-    const { child, base } = await serve(live);
-    // A client that keeps subscribing hooks (each a committed write) until told to stop.
-    const acked: Array<{ id: string; at: number }> = [];
-    let writing = true;
-    const writer = (async () => {
-      for (let i = 0; writing; i += 1) {
-        const res = await fetch(`${base}/v1/hooks`, {
-          method: 'POST',
-          headers: { 'X-API-Key': demoKey, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ target_url: `http://127.0.0.1:9/hook/${i}` }),
-        });
-        expect(res.status).toBe(201);
-        acked.push({ id: ((await res.json()) as { id: string }).id, at: Date.now() });
+  (testEngine === 'sqlite' ? test : test.skip)(
+    'copies the database while the server writes; the restored copy has every write acknowledged before the backup began',
+    async () => {
+      const dir = mkdtempSync(join(tmp, 'backup-'));
+      const live = join(dir, 'live', 'connector.db');
+      const copy = join(dir, 'connector-backup.db');
+      const { child, base } = await serve(live);
+      // A client that keeps subscribing hooks (each a committed write) until told to stop.
+      const acked: Array<{ id: string; at: number }> = [];
+      let writing = true;
+      const writer = (async () => {
+        for (let i = 0; writing; i += 1) {
+          const res = await fetch(`${base}/v1/hooks`, {
+            method: 'POST',
+            headers: { 'X-API-Key': demoKey, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ target_url: `http://127.0.0.1:9/hook/${i}` }),
+          });
+          expect(res.status).toBe(201);
+          acked.push({ id: ((await res.json()) as { id: string }).id, at: Date.now() });
+        }
+      })();
+      const waitForAcks = async (count: number) => {
+        while (acked.length < count) await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      await waitForAcks(30);
+      const startedAt = Date.now();
+      const beforeBackup = acked.filter((a) => a.at < startedAt).map((a) => a.id);
+      const backup = await runCli('backup', [copy], { DATABASE_PATH: live });
+      const endedAt = Date.now();
+      const countAtEnd = acked.length;
+      await waitForAcks(countAtEnd + 20);
+      writing = false;
+      await writer;
+      expect((await child.stop()).code).toBe(0);
+      expect(backup.code).toBe(0);
+      expect(backup.stdout).toMatch(new RegExp(`^Backed up ${live} to ${copy}: \\d+ pages \\([\\d.]+ MB\\), schema version ${latest}, quick_check ok\\.\\n$`));
+
+      // Restore: the copy becomes the database file of a stopped server, then the server starts on it.
+      const restored = join(dir, 'restored', 'connector.db');
+      mkdirSync(join(dir, 'restored'));
+      copyFileSync(copy, restored);
+      const again = await serve(restored);
+      try {
+        const ids = await hookIds(again.base);
+        expect(beforeBackup.length).toBeGreaterThanOrEqual(30);
+        expect(beforeBackup.filter((id) => !ids.has(id))).toEqual([]);
+        // A snapshot: what was written after the backup ended is not in it.
+        const afterBackup = acked.filter((a) => a.at > endedAt).map((a) => a.id);
+        expect(afterBackup.length).toBeGreaterThanOrEqual(20);
+        expect(afterBackup.filter((id) => ids.has(id))).toEqual([]);
+      } finally {
+        await again.child.stop();
       }
-    })();
-    const waitForAcks = async (count: number) => {
-      while (acked.length < count) await new Promise((resolve) => setTimeout(resolve, 20));
-    };
-    await waitForAcks(30);
-    const startedAt = Date.now();
-    const beforeBackup = acked.filter((a) => a.at < startedAt).map((a) => a.id);
-    const backup = await runCli('backup', [copy], { DATABASE_PATH: live });
-    const endedAt = Date.now();
-    const countAtEnd = acked.length;
-    await waitForAcks(countAtEnd + 20);
-    writing = false;
-    await writer;
-    expect((await child.stop()).code).toBe(0);
-    expect(backup.code).toBe(0);
-    expect(backup.stdout).toMatch(new RegExp(`^Backed up ${live} to ${copy}: \\d+ pages \\([\\d.]+ MB\\), schema version ${latest}, quick_check ok\\.\\n$`));
+      // A backup never overwrites.
+      const refused = await runCli('backup', [copy], { DATABASE_PATH: live });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('already exists');
+    },
+    180_000,
+  );
 
-    // Restore: the copy becomes the database file of a stopped server, then the server starts on it.
-    const restored = join(dir, 'restored', 'connector.db');
-    mkdirSync(join(dir, 'restored'));
-    copyFileSync(copy, restored);
-    const again = await serve(restored);
-    try {
-      const ids = await hookIds(again.base);
-      expect(beforeBackup.length).toBeGreaterThanOrEqual(30);
-      expect(beforeBackup.filter((id) => !ids.has(id))).toEqual([]);
-      // A snapshot: what was written after the backup ended is not in it.
-      const afterBackup = acked.filter((a) => a.at > endedAt).map((a) => a.id);
-      expect(afterBackup.length).toBeGreaterThanOrEqual(20);
-      expect(afterBackup.filter((id) => ids.has(id))).toEqual([]);
-    } finally {
-      await again.child.stop();
-    }
-    // A backup never overwrites.
-    const refused = await runCli('backup', [copy], { DATABASE_PATH: live });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('already exists');
-  }, 180_000);
+  (testEngine === 'postgres' ? test : test.skip)(
+    'on PostgreSQL the documented pg_dump and pg_restore round trip keeps the schema and the sealed secrets',
+    async () => {
+      const version = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
+      if (version.error) {
+        console.warn('pg_dump not found on PATH: skipping the pg_dump/pg_restore round trip of docs/deploy.md (apt-get install postgresql-client)');
+        return;
+      }
+      const target = await withSealedHooks(newSecret);
+      const dump = join(tmp, 'connector.dump');
+      const dumped = spawnSync('pg_dump', ['--format=custom', `--file=${dump}`, target.env.DATABASE_URL!], { encoding: 'utf8', timeout: 60_000 });
+      if (/server version mismatch/.test(dumped.stderr)) {
+        console.warn(`skipping the pg_dump/pg_restore round trip: ${dumped.stderr.trim()}`);
+        return;
+      }
+      expect({ status: dumped.status, stderr: dumped.stderr }).toEqual({ status: 0, stderr: '' });
+      const restored = await createTestDatabase();
+      databases.push(restored);
+      const restore = spawnSync('pg_restore', ['--no-owner', `--dbname=${restored.url}`, dump], { encoding: 'utf8', timeout: 60_000 });
+      expect({ status: restore.status, stderr: restore.stderr }).toEqual({ status: 0, stderr: '' });
+      const env = { DATABASE_URL: restored.url, CONNECTOR_SECRET: newSecret };
+      expect((await runCli('migrate', ['--dry-run'], env)).stdout).toMatch(/^No pending migrations/);
+      expect((await runCli('rotate-secret', ['--dry-run'], env)).stdout).toBe('0 stored secrets would be re-sealed with CONNECTOR_SECRET; 2 already are.\n');
+    },
+    120_000,
+  );
 
-  (testEngine === 'postgres' ? test : test.skip)('on PostgreSQL the documented pg_dump and pg_restore round trip keeps the schema and the sealed secrets', async () => {
-    const version = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
-    if (version.error) {
-      console.warn('pg_dump not found on PATH: skipping the pg_dump/pg_restore round trip of docs/deploy.md (apt-get install postgresql-client)');
-      return;
-    }
-    const target = await withSealedHooks(newSecret);
-    const dump = join(tmp, 'connector.dump');
-    const dumped = spawnSync('pg_dump', ['--format=custom', `--file=${dump}`, target.env.DATABASE_URL!], { encoding: 'utf8', timeout: 60_000 });
-    if (/server version mismatch/.test(dumped.stderr)) {
-      console.warn(`skipping the pg_dump/pg_restore round trip: ${dumped.stderr.trim()}`);
-      return;
-    }
-    expect({ status: dumped.status, stderr: dumped.stderr }).toEqual({ status: 0, stderr: '' });
-    const restored = await createTestDatabase();
-    databases.push(restored);
-    const restore = spawnSync('pg_restore', ['--no-owner', `--dbname=${restored.url}`, dump], { encoding: 'utf8', timeout: 60_000 });
-    expect({ status: restore.status, stderr: restore.stderr }).toEqual({ status: 0, stderr: '' });
-    const env = { DATABASE_URL: restored.url, CONNECTOR_SECRET: newSecret };
-    expect((await runCli('migrate', ['--dry-run'], env)).stdout).toMatch(/^No pending migrations/);
-    expect((await runCli('rotate-secret', ['--dry-run'], env)).stdout).toBe('0 stored secrets would be re-sealed with CONNECTOR_SECRET; 2 already are.\n');
-  }, 120_000);
-
-  (testEngine === 'postgres' ? test : test.skip)('on PostgreSQL it says to use pg_dump and writes nothing', async () => {
-    const target = await freshDatabase();
-    const file = join(tmp, 'pg-backup.dump');
-    const result = await runCli('backup', [file], target.env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('DATABASE_URL is set');
-    expect(result.stderr).toContain(`pg_dump --format=custom --file=${file} "$DATABASE_URL"`);
-    expect(existsSync(file)).toBe(false);
-  }, 60_000);
+  (testEngine === 'postgres' ? test : test.skip)(
+    'on PostgreSQL it says to use pg_dump and writes nothing',
+    async () => {
+      const target = await freshDatabase();
+      const file = join(tmp, 'pg-backup.dump');
+      const result = await runCli('backup', [file], target.env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('DATABASE_URL is set');
+      expect(result.stderr).toContain(`pg_dump --format=custom --file=${file} "$DATABASE_URL"`);
+      expect(existsSync(file)).toBe(false);
+    },
+    60_000,
+  );
 });

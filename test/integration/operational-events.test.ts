@@ -18,20 +18,36 @@ afterEach(async () => {
 });
 
 async function setup(): Promise<{ t: TestApp; failing: Receiver; watcher: Receiver; hookId: string; watcherSecret: string }> {
-  const t = await buildTestApp({ clock: new ManualClock(Date.now() - timeoutMs), dataset: catalog(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '1000' } });
+  const t = await buildTestApp({
+    clock: new ManualClock(Date.now() - timeoutMs),
+    dataset: catalog(),
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '1000' },
+  });
   cleanups.push(() => t.close());
   const failing = await new Receiver().start();
   const watcher = await new Receiver().start('/ops');
-  cleanups.push(() => failing.stop(), () => watcher.stop());
+  cleanups.push(
+    () => failing.stop(),
+    () => watcher.stop(),
+  );
   const hook = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: failing.url }).expect(201);
-  const ops = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: watcher.url, events: ['hook.disabled', 'delivery.dead'] }).expect(201);
+  const ops = await request(t.app)
+    .post('/v1/hooks')
+    .set('X-API-Key', keys.ana)
+    .send({ target_url: watcher.url, events: ['hook.disabled', 'delivery.dead'] })
+    .expect(201);
   expect(ops.body.events).toEqual(['delivery.dead', 'hook.disabled']);
   t.clock.advance(timeoutMs);
   expect((await t.services.poller.pollOnce()).events).toBe(1);
   return { t, failing, watcher, hookId: hook.body.id as string, watcherSecret: ops.body.secret as string };
 }
 
-const events = async (t: TestApp, query = '') => (await request(t.app).get(`/v1/events${query}`).set('X-API-Key', keys.ana).expect(200)).body as Array<{ id: string; type: string; data?: Record<string, string> }>;
+const events = async (t: TestApp, query = '') =>
+  (await request(t.app).get(`/v1/events${query}`).set('X-API-Key', keys.ana).expect(200)).body as Array<{
+    id: string;
+    type: string;
+    data?: Record<string, string>;
+  }>;
 
 test('delivery.dead: logged, delivered to the other hook that lists it (only), with the delivery and event ids', async () => {
   const { t, failing, watcher, hookId, watcherSecret } = await setup();
@@ -46,17 +62,34 @@ test('delivery.dead: logged, delivered to the other hook that lists it (only), w
     delivered = await t.services.deliverer.runOnce();
   }
   expect(watcher.received).toHaveLength(1);
-  const body = new Webhook(watcherSecret).verify(watcher.received[0]!.body, watcher.received[0]!.headers) as { type: string; data: { type: string; data: Record<string, string> } };
-  const [dead] = (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set('X-API-Key', keys.ana).expect(200)).body as Array<{ delivery_id: string; event_id: string }>;
+  const body = new Webhook(watcherSecret).verify(watcher.received[0]!.body, watcher.received[0]!.headers) as {
+    type: string;
+    data: { type: string; data: Record<string, string> };
+  };
+  const [dead] = (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set('X-API-Key', keys.ana).expect(200)).body as Array<{
+    delivery_id: string;
+    event_id: string;
+  }>;
   expect(body).toMatchObject({
     type: 'delivery.dead',
-    data: { type: 'delivery.dead', data: { hook_id: hookId, target_url: failing.url, reason: 'Every attempt failed; the last: HTTP 502', delivery_id: dead!.delivery_id, event_id: dead!.event_id } },
+    data: {
+      type: 'delivery.dead',
+      data: {
+        hook_id: hookId,
+        target_url: failing.url,
+        reason: 'Every attempt failed; the last: HTTP 502',
+        delivery_id: dead!.delivery_id,
+        event_id: dead!.event_id,
+      },
+    },
   });
   // The failing hook itself got only its device event, twice; it does not list the notices.
   expect(failing.received).toHaveLength(2);
   expect((await events(t, '?type=delivery.dead')).map((e) => e.type)).toEqual(['delivery.dead']);
   expect((await events(t)).map((e) => e.type)).toEqual(['device.offline']);
-  expect((await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200)).body.map((e: { type: string }) => e.type)).toEqual(['device.offline']);
+  expect((await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200)).body.map((e: { type: string }) => e.type)).toEqual([
+    'device.offline',
+  ]);
 });
 
 test('hook.disabled on a 410, with the reason; a hook never hears of itself; the type filter is checked', async () => {
@@ -68,7 +101,12 @@ test('hook.disabled on a 410, with the reason; a hook never hears of itself; the
     await t.services.deliverer.runOnce();
   }
   expect(watcher.received.map((r) => JSON.parse(r.body).data)).toEqual([
-    { id: expect.stringMatching(/^evt_/), type: 'hook.disabled', occurred_at: formatMicros(t.clock.now() * 1000), data: { hook_id: hookId, target_url: failing.url, reason: 'The receiver answered 410 Gone' } },
+    {
+      id: expect.stringMatching(/^evt_/),
+      type: 'hook.disabled',
+      occurred_at: formatMicros(t.clock.now() * 1000),
+      data: { hook_id: hookId, target_url: failing.url, reason: 'The receiver answered 410 Gone' },
+    },
   ]);
   expect((await events(t, '?type=hook.disabled,device.offline')).map((e) => e.type)).toEqual(['device.offline', 'hook.disabled']);
   const bad = await request(t.app).get('/v1/events?type=hook.gone').set('X-API-Key', keys.ana).expect(400);

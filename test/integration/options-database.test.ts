@@ -21,16 +21,47 @@ const KEY = 'sk_test_dropdown_db_0000000000000';
 const OTHER_KEY = 'sk_test_dropdown_db_uncovered_000';
 const DEVICES = '/v1/devices/options';
 
-const stems = ['Café', 'cafe', 'CAFÉ', 'Board', 'board', 'Ångström', 'zeta', 'Zeta', 'Œuvre', 'Straße', 'Smith’s', 'a-b', 'a b', 'ab', 'a_b', 'Ñandú', 'Écran', 'x'];
+const stems = [
+  'Café',
+  'cafe',
+  'CAFÉ',
+  'Board',
+  'board',
+  'Ångström',
+  'zeta',
+  'Zeta',
+  'Œuvre',
+  'Straße',
+  'Smith’s',
+  'a-b',
+  'a b',
+  'ab',
+  'a_b',
+  'Ñandú',
+  'Écran',
+  'x',
+];
 const suffixes = ['', ' 2', ' 10', ' 02', ' 1.5', ' 1.05', '10', ' #3', ' (old)', ' ', '9', ' 007'];
 
 function deviceDoc(i: number, name: string, id: string, user: string) {
   // Every fifth device shares its registration instant with the one before: ties all the way down.
   const registered = new Date(Date.UTC(2025, 0, 1) + Math.floor(i / 5) * 60_000).toISOString();
   return {
-    id, name, timezone: 'Europe/Paris', screen_resolution: '1920x1080', screen_orientation: 'normal', registered_at: registered,
-    last_heartbeat_at: 'now-30s', offline_startup: false, offline_startup_delay_minutes: 0, open_dev_tools: false,
-    display_connected: true, connection_type: 'wifi', updated_at: registered, created_at: registered, access: [{ user_id: user, level: 'read' }],
+    id,
+    name,
+    timezone: 'Europe/Paris',
+    screen_resolution: '1920x1080',
+    screen_orientation: 'normal',
+    registered_at: registered,
+    last_heartbeat_at: 'now-30s',
+    offline_startup: false,
+    offline_startup_delay_minutes: 0,
+    open_dev_tools: false,
+    display_connected: true,
+    connection_type: 'wifi',
+    updated_at: registered,
+    created_at: registered,
+    access: [{ user_id: user, level: 'read' }],
   };
 }
 
@@ -44,7 +75,10 @@ function dataset() {
   devices.push(deviceDoc(400, 'Ωmega ☃', 'uncovered-1', 'usr_other'), deviceDoc(401, 'alpha', 'uncovered-2', 'usr_other'));
   return {
     accounts: [{ id: 'acc_db', name: 'Dropdowns' }],
-    users: [{ id: 'usr_db', account_id: 'acc_db', name: 'U' }, { id: 'usr_other', account_id: 'acc_db', name: 'O' }],
+    users: [
+      { id: 'usr_db', account_id: 'acc_db', name: 'U' },
+      { id: 'usr_other', account_id: 'acc_db', name: 'O' },
+    ],
     api_keys: [
       { id: 'key_db', user_id: 'usr_db', name: 'K', scopes: ['device:read'], key: KEY },
       { id: 'key_other', user_id: 'usr_other', name: 'K2', scopes: ['device:read'], key: OTHER_KEY },
@@ -90,9 +124,27 @@ async function same(query: OptionQuery, key = KEY, userId = 'usr_db'): Promise<s
 }
 
 const queries: Array<Partial<OptionQuery>> = [
-  {}, { limit: 1 }, { limit: 7 }, { limit: 1000 }, { q: 'cafe' }, { q: 'CAFÉ', limit: 5 }, { q: 'board 1' }, { q: 'e', limit: 9 },
-  { q: 'zzz' }, { q: 'STRASSE' }, { q: 'straße' }, { q: ' ' }, { q: '\u0301' }, { q: '%' }, { q: '_' }, { q: 'smith’s' },
-  { format: 'objects', limit: 11 }, { format: 'n8n', limit: 13, q: 'a' }, { format: 'n8n' }, { limit: 50, offset: 300 }, { limit: 5, offset: 999 },
+  {},
+  { limit: 1 },
+  { limit: 7 },
+  { limit: 1000 },
+  { q: 'cafe' },
+  { q: 'CAFÉ', limit: 5 },
+  { q: 'board 1' },
+  { q: 'e', limit: 9 },
+  { q: 'zzz' },
+  { q: 'STRASSE' },
+  { q: 'straße' },
+  { q: ' ' },
+  { q: '\u0301' },
+  { q: '%' },
+  { q: '_' },
+  { q: 'smith’s' },
+  { format: 'objects', limit: 11 },
+  { format: 'n8n', limit: 13, q: 'a' },
+  { format: 'n8n' },
+  { limit: 50, offset: 300 },
+  { limit: 5, offset: 999 },
 ];
 
 describe('database path', () => {

@@ -523,11 +523,17 @@ describe('keys and scopes', () => {
   test('device options need device:read', async () => {
     await get(t.app, DEVICES, keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
     await get(t.app, DEVICES, keys.anaMenuOnly).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
-    await request(t.app).get(DEVICES).set('Authorization', `Bearer ${keys.anaMenuOnly}`).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
+    await request(t.app)
+      .get(DEVICES)
+      .set('Authorization', `Bearer ${keys.anaMenuOnly}`)
+      .expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs device:read' }] });
   });
 
   test('scope is checked before the menu is looked up (no 404 for a key without menu:read)', async () => {
-    await get(t.app, groupsPath(menuIds.otherAccount), keys.anaNoScopes).expect(403, { message: 'Invalid scopes', details: [{ path: 'scope', message: 'needs menu:read' }] });
+    await get(t.app, groupsPath(menuIds.otherAccount), keys.anaNoScopes).expect(403, {
+      message: 'Invalid scopes',
+      details: [{ path: 'scope', message: 'needs menu:read' }],
+    });
   });
 });
 

@@ -220,7 +220,7 @@ console.log(JSON.stringify({ device, list, page1, search, connection }));
     expect(out.connection.label).toBe((await api('/v1/me')).body.account.name);
   });
 
-  test('a server that answers 200 badly, or never: every component fails with a clear error (the app\'s bad-answers test)', async () => {
+  test("a server that answers 200 badly, or never: every component fails with a clear error (the app's bad-answers test)", async () => {
     const { code, output } = await runAppTest(appDir, 'test/bad-answers.test.mjs');
     expect({ code, failures: output.split('\n').filter((line) => /^\s*not ok/.test(line)) }).toEqual({ code: 0, failures: [] });
     expect(output).toMatch(/# pass 4\b/);

@@ -63,7 +63,11 @@ describe('embedded PostgreSQL for runs without TEST_DATABASE_URL (test/global-se
     const { default: globalSetup } = setup;
     const { default: globalTeardown } = await loadHook('global-teardown.mjs');
     const handleKey = setup.handleKey!;
-    const saved = { url: process.env.TEST_DATABASE_URL, pid: process.env.TEST_EMBEDDED_POSTGRES_PID, handle: (globalThis as Record<string, unknown>)[handleKey] };
+    const saved = {
+      url: process.env.TEST_DATABASE_URL,
+      pid: process.env.TEST_EMBEDDED_POSTGRES_PID,
+      handle: (globalThis as Record<string, unknown>)[handleKey],
+    };
     delete process.env.TEST_DATABASE_URL;
     delete (globalThis as Record<string, unknown>)[handleKey];
     try {

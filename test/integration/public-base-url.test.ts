@@ -103,14 +103,43 @@ test('no Host at all (HTTP/1.0) → localhost:<port>', async () => {
 });
 
 describe('wellFormedHost', () => {
-  test.each(['example.com', 'example.com:1', 'example.com:65535', 'a.b.c.', 'xn--bcher-kva.example', '192.168.0.1:80', '[2001:db8::1]', '[::ffff:127.0.0.1]:8080', 'localhost'])(
-    '%p is accepted',
-    (host) => expect(wellFormedHost(host)).toBe(host),
-  );
+  test.each([
+    'example.com',
+    'example.com:1',
+    'example.com:65535',
+    'a.b.c.',
+    'xn--bcher-kva.example',
+    '192.168.0.1:80',
+    '[2001:db8::1]',
+    '[::ffff:127.0.0.1]:8080',
+    'localhost',
+  ])('%p is accepted', (host) => expect(wellFormedHost(host)).toBe(host));
 
   test.each([
-    hostile, '', ':80', 'example.com:', 'example.com:0', 'example.com:65536', 'example.com:080', 'example.com:8a', 'example.com:80:80',
-    '-example.com', 'example-.com', 'exa mple.com', 'a..b', 'exa%6dple.com', 'example.com/x', 'u@example.com', '999.1.1.1', '1.2.3',
-    '[::1', '::1', '[fe80::1%25eth0]', '[not-ipv6]', `${'a'.repeat(64)}.example`, 'example.com\\', undefined,
+    hostile,
+    '',
+    ':80',
+    'example.com:',
+    'example.com:0',
+    'example.com:65536',
+    'example.com:080',
+    'example.com:8a',
+    'example.com:80:80',
+    '-example.com',
+    'example-.com',
+    'exa mple.com',
+    'a..b',
+    'exa%6dple.com',
+    'example.com/x',
+    'u@example.com',
+    '999.1.1.1',
+    '1.2.3',
+    '[::1',
+    '::1',
+    '[fe80::1%25eth0]',
+    '[not-ipv6]',
+    `${'a'.repeat(64)}.example`,
+    'example.com\\',
+    undefined,
   ])('%p is refused', (host) => expect(wellFormedHost(host)).toBeNull());
 });

@@ -27,7 +27,10 @@ function inReadme(): string[] {
   const start = lines.findIndex((line) => line.startsWith('| method and path |'));
   expect(start).toBeGreaterThan(0);
   const rows = lines.slice(start + 2);
-  const table = rows.slice(0, rows.findIndex((line) => !line.startsWith('|')));
+  const table = rows.slice(
+    0,
+    rows.findIndex((line) => !line.startsWith('|')),
+  );
   return table.flatMap((line) => [...line.split('|')[1]!.matchAll(/`([A-Z]+ \/[^`]*)`/g)].map((m) => m[1]!));
 }
 

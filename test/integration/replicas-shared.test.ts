@@ -40,7 +40,9 @@ describe('the failed-attempt limit counts across replicas, when an attempt start
     cleanups.push(() => upstream.stop());
     const [a, b] = await replicas({ DEVICE_API_URL: upstream.baseUrl, UPSTREAM_RETRIES: '0' }, undefined);
     const guesses = Array.from({ length: 100 }, (_, i) =>
-      request((i % 2 === 0 ? a : b).app).get('/devices').set('Authorization', `Bearer sk_guess_${String(i).padStart(16, '0')}`),
+      request((i % 2 === 0 ? a : b).app)
+        .get('/devices')
+        .set('Authorization', `Bearer sk_guess_${String(i).padStart(16, '0')}`),
     );
     const statuses = (await Promise.all(guesses)).map((res) => res.status);
     expect(upstream.callsTo('/devices').length).toBeLessThanOrEqual(20);
@@ -55,7 +57,10 @@ describe('the failed-attempt limit counts across replicas, when an attempt start
   test('good keys give their attempt back: 19 failures on one replica, then a good key on the other still works', async () => {
     const [a, b] = await replicas();
     for (let i = 0; i < 19; i += 1) {
-      await request(a.app).get('/devices').set('Authorization', `Bearer sk_guess_${String(i).padStart(16, '0')}`).expect(401);
+      await request(a.app)
+        .get('/devices')
+        .set('Authorization', `Bearer sk_guess_${String(i).padStart(16, '0')}`)
+        .expect(401);
     }
     for (let i = 0; i < 5; i += 1) await request(b.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).expect(200);
     await request(b.app).get('/devices').set('Authorization', 'Bearer sk_guess_last_one_000000').expect(401);
@@ -70,7 +75,12 @@ describe('hooks', () => {
     cleanups.push(() => receiver.stop());
     const body = { target_url: receiver.url, events: ['device.offline'] };
     const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => request((i % 2 === 0 ? a : b).app).post('/v1/hooks').set('X-API-Key', keys.ana).send(body)),
+      Array.from({ length: 6 }, (_, i) =>
+        request((i % 2 === 0 ? a : b).app)
+          .post('/v1/hooks')
+          .set('X-API-Key', keys.ana)
+          .send(body),
+      ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
@@ -96,7 +106,16 @@ describe('delivery records', () => {
     const claim = (t: TestApp) => t.services.deliveryQueue.claim({ limit: 10, leaseMs: 60_000 });
     const [due] = await claim(a);
     expect(due).toBeDefined();
-    const first = { delivery: due!, attempt: 1, outcome: 'retrying' as const, statusCode: 500, error: null, durationMs: 3, attemptedAt: clock.now(), nextAttemptAt: clock.now() + 1000 };
+    const first = {
+      delivery: due!,
+      attempt: 1,
+      outcome: 'retrying' as const,
+      statusCode: 500,
+      error: null,
+      durationMs: 3,
+      attemptedAt: clock.now(),
+      nextAttemptAt: clock.now() + 1000,
+    };
     // Written again, as after a commit whose answer was lost: no second count, no second row.
     await a.services.deliveryQueue.record([first]);
     await a.services.deliveryQueue.record([first]);

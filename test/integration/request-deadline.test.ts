@@ -61,47 +61,62 @@ function expectUnavailableWithin(res: request.Response, ms: number): void {
 }
 
 describe('PostgreSQL', () => {
-  onPostgres('a wait for the only pooled connection, then a locked table: 503 one DATABASE_TIMEOUT_MS after the first wait, not two', async () => {
-    const t = await app({ DATABASE_POOL_SIZE: '1' });
-    const schema = String(await t.value('SELECT current_schema()'));
-    const tables = (await t.all<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = current_schema()')).map((r) => r.tablename);
-    await withPgClient(postgresUrl(), async (other: pg.Client) => {
-      await other.query(`SET search_path TO ${schema}`);
-      await other.query('BEGIN');
-      await other.query(`LOCK TABLE ${tables.join(', ')} IN ACCESS EXCLUSIVE MODE`);
-      try {
-        const firstWaitOver = sleep(firstWaitMs);
-        const holder = holdConnection(t, firstWaitOver);
-        await sleep(100);
-        const started = Date.now();
-        const res = await request(t.app).get('/v1/hooks').set(auth);
-        expectUnavailableWithin(res, Date.now() - started);
-        await holder;
-      } finally {
-        await other.query('ROLLBACK');
-      }
-    });
-    // A new request has a deadline of its own.
-    await request(t.app).get('/v1/hooks').set(auth).expect(200);
-  }, 60_000);
+  onPostgres(
+    'a wait for the only pooled connection, then a locked table: 503 one DATABASE_TIMEOUT_MS after the first wait, not two',
+    async () => {
+      const t = await app({ DATABASE_POOL_SIZE: '1' });
+      const schema = String(await t.value('SELECT current_schema()'));
+      const tables = (await t.all<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = current_schema()')).map((r) => r.tablename);
+      await withPgClient(postgresUrl(), async (other: pg.Client) => {
+        await other.query(`SET search_path TO ${schema}`);
+        await other.query('BEGIN');
+        await other.query(`LOCK TABLE ${tables.join(', ')} IN ACCESS EXCLUSIVE MODE`);
+        try {
+          const firstWaitOver = sleep(firstWaitMs);
+          const holder = holdConnection(t, firstWaitOver);
+          await sleep(100);
+          const started = Date.now();
+          const res = await request(t.app).get('/v1/hooks').set(auth);
+          expectUnavailableWithin(res, Date.now() - started);
+          await holder;
+        } finally {
+          await other.query('ROLLBACK');
+        }
+      });
+      // A new request has a deadline of its own.
+      await request(t.app).get('/v1/hooks').set(auth).expect(200);
+    },
+    60_000,
+  );
 });
 
 describe('SQLite', () => {
-  onSqlite('a wait for the writer, then another: 503 one DATABASE_TIMEOUT_MS after the first wait, not two', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'request-deadline-'));
-    dirs.push(dir);
-    const t = await app({}, join(dir, 'connector.db'));
-    // The writer is held; the request queues for it (counting the key's attempt), then a second
-    // holder queues behind the request, so the request's next write waits again.
-    const firstWaitOver = sleep(firstWaitMs);
-    const first = holdConnection(t, firstWaitOver);
-    const started = Date.now();
-    const answer = request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }).then((res) => ({ res, ms: Date.now() - started }));
-    await sleep(300);
-    const second = holdConnection(t, firstWaitOver.then(() => sleep(firstWaitMs)));
-    const { res, ms } = await answer;
-    expectUnavailableWithin(res, ms);
-    await Promise.all([first, second]);
-    await request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);
-  }, 60_000);
+  onSqlite(
+    'a wait for the writer, then another: 503 one DATABASE_TIMEOUT_MS after the first wait, not two',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'request-deadline-'));
+      dirs.push(dir);
+      const t = await app({}, join(dir, 'connector.db'));
+      // The writer is held; the request queues for it (counting the key's attempt), then a second
+      // holder queues behind the request, so the request's next write waits again.
+      const firstWaitOver = sleep(firstWaitMs);
+      const first = holdConnection(t, firstWaitOver);
+      const started = Date.now();
+      const answer = request(t.app)
+        .post('/v1/hooks')
+        .set(auth)
+        .send({ target_url: 'http://127.0.0.1:9/hook' })
+        .then((res) => ({ res, ms: Date.now() - started }));
+      await sleep(300);
+      const second = holdConnection(
+        t,
+        firstWaitOver.then(() => sleep(firstWaitMs)),
+      );
+      const { res, ms } = await answer;
+      expectUnavailableWithin(res, ms);
+      await Promise.all([first, second]);
+      await request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);
+    },
+    60_000,
+  );
 });

@@ -61,7 +61,10 @@ async function bulk(app: TestApp, statements: string[]): Promise<void> {
 async function backlog(app: TestApp): Promise<void> {
   const now = app.clock.now();
   const old = now - 8 * day;
-  const numbers = (n: number) => (testEngine === 'postgres' ? `generate_series(1, ${n}) AS s(i)` : `(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${n}) SELECT i FROM s) AS s`);
+  const numbers = (n: number) =>
+    testEngine === 'postgres'
+      ? `generate_series(1, ${n}) AS s(i)`
+      : `(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${n}) SELECT i FROM s) AS s`;
   const text = (n: number) => (testEngine === 'postgres' ? `repeat('x', ${n})` : `substr(hex(zeroblob(${n})), 1, ${n})`);
   const oldTime = "'2026-05-24T12:00:00.000000Z'";
   const hook = (id: string, status: string, disabledAt: number | null) =>
@@ -126,7 +129,15 @@ test('a sweep of 100,000 events in slices: /healthz answers throughout, one log 
   }
 
   const line = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'retention sweep');
-  expect(line).toMatchObject({ level: 30, expired: pending, events: oldEvents - pending, deliveries: delivered, attempts: delivered, hooks: 1, stopped: false });
+  expect(line).toMatchObject({
+    level: 30,
+    expired: pending,
+    events: oldEvents - pending,
+    deliveries: delivered,
+    attempts: delivered,
+    hooks: 1,
+    stopped: false,
+  });
   expect(line!.durationMs).toEqual(expect.any(Number));
 
   if (testEngine === 'sqlite') expect(statSync(join(dir, 'connector.db-wal')).size).toBeLessThanOrEqual(walSizeLimitBytes);

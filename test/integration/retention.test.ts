@@ -53,7 +53,12 @@ test('a delivery still pending when its event passes the retention is dead with 
   const attempts = (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set(auth).expect(200)).body as Array<Record<string, unknown>>;
   expect(attempts).toHaveLength(events);
   for (const attempt of attempts) {
-    expect(attempt).toMatchObject({ outcome: 'dead', error: 'The event passed the 7-day retention before it could be delivered', status_code: null, delivery_status: 'dead' });
+    expect(attempt).toMatchObject({
+      outcome: 'dead',
+      error: 'The event passed the 7-day retention before it could be delivered',
+      status_code: null,
+      delivery_status: 'dead',
+    });
   }
   // The events stay while their end is shown...
   expect(await count('SELECT count(*) FROM events')).toBe(events);

@@ -69,7 +69,10 @@ describe('rotating CONNECTOR_SECRET', () => {
 
     // Every replica restarted with the new secret and the previous one: it reads what the old one sealed.
     const during = await connector(upstream, databasePath, { CONNECTOR_SECRET: newSecret, CONNECTOR_SECRET_PREVIOUS: oldSecret });
-    expect(await checkSealedSecrets(during.db, box(newSecret))).toMatchObject({ current: 0, unreadable: { 'hooks.secret_cipher': 1, 'watches.key_cipher': 1 } });
+    expect(await checkSealedSecrets(during.db, box(newSecret))).toMatchObject({
+      current: 0,
+      unreadable: { 'hooks.secret_cipher': 1, 'watches.key_cipher': 1 },
+    });
     expect(await checkSealedSecrets(during.db, box(newSecret, oldSecret))).toMatchObject({ current: 0, previous: 2, unreadable: {} });
     upClock.advance(fiveMinutes);
     expect(await during.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
@@ -108,7 +111,11 @@ describe('rotating CONNECTOR_SECRET', () => {
   test('a secret sealed with a third secret is reported, not skipped, and the rest is still re-sealed', async () => {
     const t = await buildTestApp({ env: { CONNECTOR_SECRET: newSecret, CONNECTOR_SECRET_PREVIOUS: oldSecret, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     open.push(t);
-    for (const [id, secret] of [['hook_old', oldSecret], ['hook_stranger', strangerSecret], ['hook_new', newSecret]] as const) {
+    for (const [id, secret] of [
+      ['hook_old', oldSecret],
+      ['hook_stranger', strangerSecret],
+      ['hook_new', newSecret],
+    ] as const) {
       await t.all(
         "INSERT INTO hooks (id, key_hash, target_url, events, device_ids, secret_cipher, status, created_at) VALUES (?, 'k', 'http://127.0.0.1:9/x', '[]', NULL, ?, 'active', '2026-01-01T00:00:00.000000Z')",
         id,

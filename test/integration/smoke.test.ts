@@ -11,7 +11,9 @@ afterAll(async () => t.close());
 
 test('healthz and readyz', async () => {
   await request(t.app).get('/healthz').expect(200, { status: 'ok' });
-  await request(t.app).get('/readyz').expect(200, { status: 'ready', checks: { database: 'ok' } });
+  await request(t.app)
+    .get('/readyz')
+    .expect(200, { status: 'ready', checks: { database: 'ok' } });
 });
 
 test('unknown route is a JSON 404', async () => {

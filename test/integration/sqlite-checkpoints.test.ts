@@ -39,43 +39,46 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 }
 
 describe('SQLite checkpoints', () => {
-  onSqlite('a big commit leaves the copying to the checkpointer: the commit copies nothing, where SQLite by default copies it all inside the commit', async () => {
-    // Sizes, not durations: a commit that checkpoints has grown the database file by the time
-    // it returns (the copy is synchronous, inside it); one that does not has left the data in
-    // the log. The checkpointer's thread is stopped first, so nothing copies in between.
-    const open = (path: string) => {
-      const connection = new BetterSqlite3(path);
-      connection.pragma('journal_mode = WAL');
-      connection.pragma('synchronous = NORMAL');
-      connection.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY, checked_at TEXT NOT NULL)');
-      return connection;
-    };
-    const bigCommit = (connection: BetterSqlite3.Database) => {
-      const insert = connection.prepare('INSERT INTO readiness_probe (id, checked_at) VALUES (?, ?)');
-      connection.exec('BEGIN');
-      for (const r of rows(32)) insert.run(r.id, r.checked_at);
-      connection.exec('COMMIT');
-    };
-    const mb = 1024 * 1024;
+  onSqlite(
+    'a big commit leaves the copying to the checkpointer: the commit copies nothing, where SQLite by default copies it all inside the commit',
+    async () => {
+      // Sizes, not durations: a commit that checkpoints has grown the database file by the time
+      // it returns (the copy is synchronous, inside it); one that does not has left the data in
+      // the log. The checkpointer's thread is stopped first, so nothing copies in between.
+      const open = (path: string) => {
+        const connection = new BetterSqlite3(path);
+        connection.pragma('journal_mode = WAL');
+        connection.pragma('synchronous = NORMAL');
+        connection.exec('CREATE TABLE readiness_probe (id INTEGER PRIMARY KEY, checked_at TEXT NOT NULL)');
+        return connection;
+      };
+      const bigCommit = (connection: BetterSqlite3.Database) => {
+        const insert = connection.prepare('INSERT INTO readiness_probe (id, checked_at) VALUES (?, ?)');
+        connection.exec('BEGIN');
+        for (const r of rows(32)) insert.run(r.id, r.checked_at);
+        connection.exec('COMMIT');
+      };
+      const mb = 1024 * 1024;
 
-    // The old way, side by side: SQLite's default, checkpointing in the commit.
-    const oldPath = join(folder(), 'old.db');
-    const old = open(oldPath);
-    const oldBefore = size(oldPath);
-    bigCommit(old);
-    expect(size(oldPath) - oldBefore).toBeGreaterThan(30 * mb);
-    old.close();
+      // The old way, side by side: SQLite's default, checkpointing in the commit.
+      const oldPath = join(folder(), 'old.db');
+      const old = open(oldPath);
+      const oldBefore = size(oldPath);
+      bigCommit(old);
+      expect(size(oldPath) - oldBefore).toBeGreaterThan(30 * mb);
+      old.close();
 
-    // The serving connection as openDatabase sets it up beside its checkpointer.
-    const path = join(folder(), 'connector.db');
-    const writer = open(path);
-    await startCheckpointer(writer, path).stop();
-    const before = size(path);
-    bigCommit(writer);
-    expect(size(path) - before).toBeLessThan(mb);
-    expect(size(`${path}-wal`)).toBeGreaterThan(30 * mb);
-    writer.close();
-  });
+      // The serving connection as openDatabase sets it up beside its checkpointer.
+      const path = join(folder(), 'connector.db');
+      const writer = open(path);
+      await startCheckpointer(writer, path).stop();
+      const before = size(path);
+      bigCommit(writer);
+      expect(size(path) - before).toBeLessThan(mb);
+      expect(size(`${path}-wal`)).toBeGreaterThan(30 * mb);
+      writer.close();
+    },
+  );
 
   onSqlite('the checkpointer copies the log into the database as it grows, and the data reads back', async () => {
     const path = join(folder(), 'connector.db');
@@ -83,7 +86,11 @@ describe('SQLite checkpoints', () => {
     dbs.push(db);
     const before = size(path);
     await db.transaction(async (trx) => {
-      for (let i = 0, all = rows(16); i < all.length; i += 500) await trx.insertInto('readiness_probe').values(all.slice(i, i + 500)).execute();
+      for (let i = 0, all = rows(16); i < all.length; i += 500)
+        await trx
+          .insertInto('readiness_probe')
+          .values(all.slice(i, i + 500))
+          .execute();
     });
     // Within a few looks of the checkpointer, the database file holds the 16 MB.
     expect(await until(() => size(path) > before + 15 * 1024 * 1024, 5000)).toBe(true);

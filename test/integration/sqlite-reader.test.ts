@@ -79,7 +79,12 @@ describe('SQLite reads beside a long transaction', () => {
     const held = holdWriter(t, '2026-06-01T12:00:00.000000Z');
     await held.written;
     const started = Date.now();
-    const refused = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: 'http://127.0.0.1:9/hook' }).timeout(15_000).expect(503);
+    const refused = await request(t.app)
+      .post('/v1/hooks')
+      .set('X-API-Key', keys.ana)
+      .send({ target_url: 'http://127.0.0.1:9/hook' })
+      .timeout(15_000)
+      .expect(503);
     expect(refused.body).toEqual({ message: 'Database unavailable' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     // Answered while the writer is still held (it is released only below): bounded by
@@ -95,12 +100,10 @@ describe('SQLite reads beside a long transaction', () => {
     const held = holdWriter(t, 'first');
     await held.written;
     let wrote = false;
-    const write = sql`UPDATE readiness_probe SET checked_at = 'second' WHERE id = 7`
-      .execute(t.db.kysely)
-      .then((result) => {
-        wrote = true;
-        return result;
-      });
+    const write = sql`UPDATE readiness_probe SET checked_at = 'second' WHERE id = 7`.execute(t.db.kysely).then((result) => {
+      wrote = true;
+      return result;
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(wrote).toBe(false);
     held.release();

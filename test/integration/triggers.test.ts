@@ -56,7 +56,7 @@ describe('GET /v1/triggers/device-status', () => {
     const res = await get('/v1/triggers/device-status').expect(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual([]);
-    expect((await t.services.poller.pollOnce())).toMatchObject({ keys: 1, events: 0, failed: 0 });
+    expect(await t.services.poller.pollOnce()).toMatchObject({ keys: 1, events: 0, failed: 0 });
     await get('/v1/triggers/device-status').expect(200, []);
     await get('/v1/events').expect(200, []);
   });
@@ -73,7 +73,9 @@ describe('GET /v1/triggers/device-status', () => {
     expect((await t.services.poller.pollOnce()).events).toBe(0);
     t.clock.advance(60_000);
     expect((await t.services.poller.pollOnce()).events).toBe(0);
-    await get('/v1/triggers/device-status').expect(200).expect((res) => expect(res.body).toEqual([event]));
+    await get('/v1/triggers/device-status')
+      .expect(200)
+      .expect((res) => expect(res.body).toEqual([event]));
   });
 
   test('occurred_at of the offline event keeps the heartbeat microseconds', async () => {
@@ -190,7 +192,12 @@ describe('GET /v1/triggers/device-status', () => {
     expect(all).toHaveLength(60);
     const page = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     expect(page).toHaveLength(50);
-    expect(page.map((e) => e.id)).toEqual(all.slice(-50).reverse().map((e) => e.id));
+    expect(page.map((e) => e.id)).toEqual(
+      all
+        .slice(-50)
+        .reverse()
+        .map((e) => e.id),
+    );
     expect(new Set(all.map((e) => e.id)).size).toBe(60);
   });
 });
@@ -251,7 +258,10 @@ describe('GET /v1/triggers/device-status/sample', () => {
       expect(typeof e.occurred_at).toBe('string');
     }
     const zoe = (await get('/v1/triggers/device-status/sample', keys.zoe).expect(200)).body as Event[];
-    expect(zoe.map((e) => [e.device.id, e.type])).toEqual([[zoeDevice, 'device.online'], [zoeDevice, 'device.offline']]);
+    expect(zoe.map((e) => [e.device.id, e.type])).toEqual([
+      [zoeDevice, 'device.online'],
+      [zoeDevice, 'device.offline'],
+    ]);
     expect(zoe[0]).toMatchObject({ type: 'device.online', sample: true });
   });
 
@@ -260,14 +270,18 @@ describe('GET /v1/triggers/device-status/sample', () => {
     for (const e of list) {
       const online = e.type === 'device.online';
       expect([e.type, e.status, e.previous_status, e.device.is_online, e.sample]).toEqual([
-        e.type, online ? 'online' : 'offline', online ? 'offline' : 'online', online, true,
+        e.type,
+        online ? 'online' : 'offline',
+        online ? 'offline' : 'online',
+        online,
+        true,
       ]);
       if (online) expect(e.occurred_at).toBe(e.device.last_heartbeat_at);
     }
     expect(new Set(list.map((e) => e.id)).size).toBe(list.length);
   }
 
-  test('every device offline (the demo 20 minutes after start): still an online sample, from the key\'s own devices', async () => {
+  test("every device offline (the demo 20 minutes after start): still an online sample, from the key's own devices", async () => {
     t.clock.advance(20 * 60_000);
     const list = (await get('/v1/triggers/device-status/sample').expect(200)).body as Array<Event & { sample: boolean }>;
     const anaDevices = ['a4:83:e7:1f:2b:01', 'a4:83:e7:1f:2b:02', 'a4:83:e7:1f:2b:03', 'a4:83:e7:1f:2b:05'];

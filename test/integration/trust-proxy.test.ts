@@ -48,10 +48,13 @@ async function proxy(port: number): Promise<number> {
     const peer = req.socket.remoteAddress ?? '';
     const prior = req.headers['x-forwarded-for'];
     const headers = { ...req.headers, 'x-forwarded-for': prior ? `${String(prior)}, ${peer}` : peer };
-    const upstream = httpRequest({ host: '127.0.0.1', port, method: req.method, path: req.url, headers, localAddress: proxyAddress, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port, method: req.method, path: req.url, headers, localAddress: proxyAddress, agent: false },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
   });

@@ -31,10 +31,24 @@ const numberAt = (k: number) => (k * 7919) % COUNT;
 function device(n: number): Record<string, unknown> {
   const at = '2025-01-10T09:00:00.000000Z';
   return {
-    id: idOf(n), name: nameOf(n), timezone: 'Europe/Paris', screen_resolution: '1920x1080', screen_orientation: 'normal',
-    registered_at: at, published_at: null, last_heartbeat_at: null, is_online: true, offline_startup: false,
-    offline_startup_delay_minutes: 0, open_dev_tools: false, display_connected: true, connection_type: 'ethernet',
-    wifi_ssid: null, wifi_signal_strength: null, updated_at: at, created_at: at,
+    id: idOf(n),
+    name: nameOf(n),
+    timezone: 'Europe/Paris',
+    screen_resolution: '1920x1080',
+    screen_orientation: 'normal',
+    registered_at: at,
+    published_at: null,
+    last_heartbeat_at: null,
+    is_online: true,
+    offline_startup: false,
+    offline_startup_delay_minutes: 0,
+    open_dev_tools: false,
+    display_connected: true,
+    connection_type: 'ethernet',
+    wifi_ssid: null,
+    wifi_signal_strength: null,
+    updated_at: at,
+    created_at: at,
   };
 }
 
@@ -52,7 +66,16 @@ let t: TestApp;
 let server: Server;
 let base: string;
 let source: OptionSource;
-const principal: Principal = { keyHash: hashKey(keys.ana), key: keys.ana, scopes: null, keyId: null, keyName: null, userId: null, accountId: null, accountName: null };
+const principal: Principal = {
+  keyHash: hashKey(keys.ana),
+  key: keys.ana,
+  scopes: null,
+  keyId: null,
+  keyName: null,
+  userId: null,
+  accountId: null,
+  accountName: null,
+};
 
 beforeAll(async () => {
   upstream = await new FakeUpstream(catalog()).start();

@@ -27,7 +27,10 @@ test('device list and menu options come from the upstream with the key forwarded
 test('a key the upstream rejects counts as a failed attempt of the client, with the Bearer challenge', async () => {
   upstream.reset();
   for (let i = 0; i < 20; i += 1) {
-    const res = await request(t.app).get('/devices').set('Authorization', `Bearer sk_guess_${String(i).padStart(12, '0')}`).expect(401);
+    const res = await request(t.app)
+      .get('/devices')
+      .set('Authorization', `Bearer sk_guess_${String(i).padStart(12, '0')}`)
+      .expect(401);
     expect(res.headers['www-authenticate']).toBe('Bearer');
   }
   expect(upstream.callsTo('/devices')).toHaveLength(20);

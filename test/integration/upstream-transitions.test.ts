@@ -69,7 +69,11 @@ async function events(r: Rig): Promise<Json[]> {
 }
 
 const snapshotOf = (r: Rig, deviceId: string) =>
-  r.t.one<{ status: string; missing_since: unknown }>('SELECT status, missing_since FROM device_snapshots WHERE key_hash = ? AND device_id = ?', hashKey(keys.ana), deviceId);
+  r.t.one<{ status: string; missing_since: unknown }>(
+    'SELECT status, missing_since FROM device_snapshots WHERE key_hash = ? AND device_id = ?',
+    hashKey(keys.ana),
+    deviceId,
+  );
 
 /** Rewrites one device's record in every upstream answer (null: leaves it out of the listings). */
 function rewrite(r: Rig, deviceId: string, change: ((d: Record<string, unknown>) => Record<string, unknown> | null) | null): void {
@@ -124,7 +128,11 @@ describe('a heartbeat in the future', () => {
     rewrite(r, frontCounter, (d) => ({ ...d, last_heartbeat_at: ahead, is_online: false }));
     expect(await poll(r)).toEqual({ keys: 1, events: 1, failed: 0 });
     const [offline] = await events(r);
-    expect(offline).toMatchObject({ type: 'device.offline', occurred_at: formatMicros(r.t.clock.now() * 1000), device: { id: frontCounter, last_heartbeat_at: ahead } });
+    expect(offline).toMatchObject({
+      type: 'device.offline',
+      occurred_at: formatMicros(r.t.clock.now() * 1000),
+      device: { id: frontCounter, last_heartbeat_at: ahead },
+    });
     const warned = () => lines.map((l) => JSON.parse(l) as Json).filter((l) => l.level === 40 && /heartbeat in the future/.test(l.msg));
     expect(warned()).toEqual([expect.objectContaining({ deviceId: frontCounter, heartbeat: ahead })]);
 
@@ -190,7 +198,9 @@ describe('a page empty or short in the middle of a listing', () => {
     r.upstream.failNext({ pathPrefix: '/devices', page: '2', answer: () => ({ total: 2500, data: [] }) });
     expect(await poll(r)).toEqual({ keys: 1, events: 0, failed: 1 });
     expect(Number(await missing(r))).toBe(0);
-    expect(failedLines()).toEqual([expect.objectContaining({ details: [expect.objectContaining({ path: 'page', message: expect.stringContaining('page 2 of 3 held 0 devices') })] })]);
+    expect(failedLines()).toEqual([
+      expect.objectContaining({ details: [expect.objectContaining({ path: 'page', message: expect.stringContaining('page 2 of 3 held 0 devices') })] }),
+    ]);
 
     // Page 2 short: 500 of its devices left out.
     r.upstream.rewriteDevice = (d) => (/^c0:ff:ee:00:0[45]:/i.test(String(d.id)) ? null : d);

@@ -113,11 +113,7 @@ function verified(secret: string, index: number, r: Rig): Json {
 describe('enrolment and transitions', () => {
   test('the first trigger call confirms the key, enrols it and records a baseline with one paged GET /devices', async () => {
     const r = await rig();
-    const res = await request(r.t.app)
-      .get('/v1/triggers/device-status')
-      .set('X-API-Key', keys.ana)
-      .set('X-Request-Id', 'req-enrol-1')
-      .expect(200);
+    const res = await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).set('X-Request-Id', 'req-enrol-1').expect(200);
     expect(res.body).toEqual([]);
     // First the key check (a one-device page, cached like any device read), then the baseline.
     const calls = r.upstream.callsTo('/devices');
@@ -132,7 +128,7 @@ describe('enrolment and transitions', () => {
     });
     expect((await watchRow(r))?.baseline_at).toEqual(expect.any(Number));
     // The baseline is Ana's four devices, stored under the key's hash.
-    expect((await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', hashKey(keys.ana)))).toBe(4);
+    expect(await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', hashKey(keys.ana))).toBe(4);
 
     // Already baselined: a second call within the device cache TTL answers from the log without asking the upstream.
     await request(r.t.app).get('/v1/triggers/device-status').set('Authorization', `Bearer ${keys.ana}`).expect(200, []);
@@ -147,8 +143,12 @@ describe('enrolment and transitions', () => {
   test("a request's own baseline runs alone: a poll round meanwhile leaves the key to it, and nothing fails", async () => {
     const r = await rig();
     r.upstream.failAlways({ pathPrefix: '/devices', delayMs: 400 });
-    const enrolled = request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).then((res) => res.status);
-    for (let i = 0; i < 100 && !r.upstream.callsTo('/devices').some((c) => c.query.page_size === '1000'); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const enrolled = request(r.t.app)
+      .get('/v1/triggers/device-status')
+      .set('X-API-Key', keys.ana)
+      .then((res) => res.status);
+    for (let i = 0; i < 100 && !r.upstream.callsTo('/devices').some((c) => c.query.page_size === '1000'); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     // The request holds the key's lease for its baseline: a round now does not poll it beside it
     // (before, both polled and one of them failed with "poll outlived its lease").
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
@@ -232,10 +232,12 @@ describe('enrolment and transitions', () => {
     const tables =
       testEngine === 'sqlite'
         ? (await r.t.db.kysely.introspection.getTables()).filter((table) => !table.isView).map((table) => table.name)
-        : (await r.t.all<{ name: string }>(
-            `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        : (
+            await r.t.all<{ name: string }>(
+              `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
              WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')`,
-          )).map((row) => row.name);
+            )
+          ).map((row) => row.name);
     expect(tables).toEqual(expect.arrayContaining(['watches', 'hooks', 'events', 'deliveries', 'delivery_attempts', 'device_snapshots']));
     for (const table of tables) {
       for (const row of (await r.t.all(`SELECT * FROM "${table}"`)) as Array<Record<string, unknown>>) {
@@ -341,7 +343,7 @@ describe('keys the upstream rejects', () => {
     r.upstream.failNext({ pathPrefix: '/devices', status: 401, body: { message: 'Key revoked' } });
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
     expect(await watchRow(r)).toBeUndefined();
-    expect((await r.t.value('SELECT count(*) FROM device_snapshots'))).toBe(0);
+    expect(await r.t.value('SELECT count(*) FROM device_snapshots')).toBe(0);
     expect(r.upstream.callsTo('/devices')).toHaveLength(1);
     // Remembered for the verdict TTL: the second call is answered without the upstream.
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
@@ -355,7 +357,7 @@ describe('keys the upstream rejects', () => {
     const unknown = 'sk_test_nobody_knows_this_key_00';
     await request(r.t.app).post('/v1/hooks').set('X-API-Key', unknown).send({ target_url: r.receiver.url }).expect(401, { message: 'Invalid API key' });
     expect(r.upstream.callsTo('/devices')[0]?.authorization).toBe(`Bearer ${unknown}`);
-    expect((await r.t.value('SELECT count(*) FROM hooks'))).toBe(0);
+    expect(await r.t.value('SELECT count(*) FROM hooks')).toBe(0);
     expect(await watchRow(r, unknown)).toBeUndefined();
   });
 
@@ -385,9 +387,13 @@ describe('paging', () => {
   test('with 2,500 upstream devices every poll makes exactly 3 GET /devices with page_size=1000', async () => {
     const r = await rig({ dataset: catalogWithDevices(2500) });
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
-    const pagesOf = (calls: typeof r.upstream.calls) => calls.filter((c) => c.query.page_size === '1000').map((c) => c.query.page).sort();
+    const pagesOf = (calls: typeof r.upstream.calls) =>
+      calls
+        .filter((c) => c.query.page_size === '1000')
+        .map((c) => c.query.page)
+        .sort();
     expect(pagesOf(r.upstream.callsTo('/devices'))).toEqual(['1', '2', '3']);
-    expect((await r.t.value('SELECT count(*) FROM device_snapshots'))).toBe(2500);
+    expect(await r.t.value('SELECT count(*) FROM device_snapshots')).toBe(2500);
 
     for (let round = 0; round < 10; round += 1) {
       r.upstream.calls.length = 0;
@@ -467,7 +473,10 @@ describe('an invalid upstream record is never an event', () => {
     const lines: string[] = [];
     const r = await rig({ dataset: catalogWithDevices(2), logLines: lines, env: { LOG_LEVEL: 'warn' } });
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
-    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'online' }, { device_id: screenB, status: 'online' }]);
+    expect(await snapshotRows(r)).toEqual([
+      { device_id: screenA, status: 'online' },
+      { device_id: screenB, status: 'online' },
+    ]);
 
     // Both go offline upstream; B's record is unreadable this time.
     r.upClock.advance(fiveMinutes);
@@ -480,7 +489,10 @@ describe('an invalid upstream record is never an event', () => {
     ]);
     expect(sample((await scrape(r.t.app)).samples, 'upstream_records_rejected_total', { area: 'device', resource: 'device' })).toBe(before + 1);
     // B keeps its last valid status in the snapshot: unreadable is not gone.
-    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'online' }]);
+    expect(await snapshotRows(r)).toEqual([
+      { device_id: screenA, status: 'offline' },
+      { device_id: screenB, status: 'online' },
+    ]);
 
     // The list and the dropdown serve A, and only A.
     const list = await request(r.t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`).expect(200);
@@ -492,7 +504,10 @@ describe('an invalid upstream record is never an event', () => {
     await heartbeat(r, screenB);
     r.upstream.rewriteDevice = null;
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
-    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'online' }]);
+    expect(await snapshotRows(r)).toEqual([
+      { device_id: screenA, status: 'offline' },
+      { device_id: screenB, status: 'online' },
+    ]);
 
     // B unreadable again, and meanwhile really offline: when it is readable again, that change
     // (from its last valid status) is one event, not lost as a new baseline.
@@ -501,8 +516,14 @@ describe('an invalid upstream record is never an event', () => {
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
     r.upstream.rewriteDevice = null;
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
-    expect(await eventsOf(r)).toEqual([['device.offline', screenB], ['device.offline', screenA]]);
-    expect(await snapshotRows(r)).toEqual([{ device_id: screenA, status: 'offline' }, { device_id: screenB, status: 'offline' }]);
+    expect(await eventsOf(r)).toEqual([
+      ['device.offline', screenB],
+      ['device.offline', screenA],
+    ]);
+    expect(await snapshotRows(r)).toEqual([
+      { device_id: screenA, status: 'offline' },
+      { device_id: screenB, status: 'offline' },
+    ]);
   });
 
   test('the same invalid record in every poll is counted every time and logged at warn once per 10 minutes', async () => {

@@ -172,12 +172,7 @@ describe('same contract as embedded mode', () => {
     const t = await connector();
     const all = await request(t.app).get('/devices').set(bearer(keys.ana)).expect(200);
     expect(all.body.total).toBe(4);
-    expect(all.body.data.map((d: Json) => d.id)).toEqual([
-      'A4:83:E7:1F:2B:01',
-      'A4:83:E7:1F:2B:02',
-      'A4:83:E7:1F:2B:03',
-      'A4:83:E7:1F:2B:05',
-    ]);
+    expect(all.body.data.map((d: Json) => d.id)).toEqual(['A4:83:E7:1F:2B:01', 'A4:83:E7:1F:2B:02', 'A4:83:E7:1F:2B:03', 'A4:83:E7:1F:2B:05']);
     const page = await request(t.app).get('/devices?page=2&page_size=2').set(bearer(keys.ana)).expect(200);
     expect(page.body.total).toBe(4);
     expect(page.body.data.map((d: Json) => d.id)).toEqual(['A4:83:E7:1F:2B:03', 'A4:83:E7:1F:2B:05']);
@@ -258,7 +253,6 @@ describe('same contract as embedded mode', () => {
     expect(upstream.callsTo('/v1/groups')[0]?.query).toMatchObject({ menus: menuIds.breakfast });
     expect(upstream.callsTo('/v1/groups')[0]?.apiKey).toBe(keys.ana);
   });
-
 
   /** The one line that says why the body was refused: its JSON path and limit, and no stack anywhere. */
   function expectRefusedAt(lines: string[], issue: string): void {
@@ -364,7 +358,10 @@ describe('keys are forwarded per area, with the request id', () => {
     const t = await connector();
     await request(t.app).get('/devices').set(bearer('short')).expect(401, { message: 'Invalid API key' });
     await request(t.app).get('/v1/menus').set(apiKey('has space in the middle!')).expect(401, { message: 'Invalid API key' });
-    await request(t.app).get('/v1/me').set(apiKey('x'.repeat(257))).expect(401, { message: 'Invalid API key' });
+    await request(t.app)
+      .get('/v1/me')
+      .set(apiKey('x'.repeat(257)))
+      .expect(401, { message: 'Invalid API key' });
     expect(upstream.calls).toHaveLength(0);
   });
 
@@ -402,9 +399,7 @@ describe('single-flight', () => {
     const t = await connector();
     const base = await listen(t);
     upstream.latencyMs = 50;
-    const bodies = await Promise.all(
-      Array.from({ length: 50 }, async () => (await fetch(`${base}/devices`, { headers: bearer(keys.ana) })).text()),
-    );
+    const bodies = await Promise.all(Array.from({ length: 50 }, async () => (await fetch(`${base}/devices`, { headers: bearer(keys.ana) })).text()));
     expect(upstream.callsTo('/devices')).toHaveLength(1);
     expect(new Set(bodies).size).toBe(1);
   });
@@ -556,7 +551,9 @@ describe('bodies are validated', () => {
 
 describe('an invalid record is left out of its answer, logged and counted; the rest is served', () => {
   const warnings = (lines: string[]) =>
-    lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'upstream record does not match the interface; left out of the answer');
+    lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.msg === 'upstream record does not match the interface; left out of the answer');
 
   test('a device with an impossible timestamp: the list, the dropdown and the count of the others are served', async () => {
     const { t, lines } = await loggedConnector();
@@ -612,7 +609,16 @@ describe('an invalid record is left out of its answer, logged and counted; the r
 
   test('a menu record of the wrong type is left out of the menu list', async () => {
     const { t, lines } = await loggedConnector();
-    upstream.failNext({ status: 200, pathPrefix: '/v1/menus', body: { menus: [{ id: 7, name: 'x' }, { id: menuIds.allDay, name: 'All day', metadata: { groups: { total: 1 } } }] } });
+    upstream.failNext({
+      status: 200,
+      pathPrefix: '/v1/menus',
+      body: {
+        menus: [
+          { id: 7, name: 'x' },
+          { id: menuIds.allDay, name: 'All day', metadata: { groups: { total: 1 } } },
+        ],
+      },
+    });
     const res = await request(t.app).get('/v1/menus/options').set(apiKey(keys.ana)).expect(200);
     expect(res.body).toEqual([['All day', menuIds.allDay]]);
     expect(warnings(lines).map((w) => [w.resource, w.id, w.field])).toEqual([['menu', null, 'id']]);
@@ -665,10 +671,7 @@ describe('relayed key verdicts', () => {
     const t = await connector();
     await request(t.app).get('/devices/A4:83:E7:1F:2B:04').set(bearer(keys.ana)).expect(404, { message: 'Device not found' });
     await request(t.app).get('/devices/ff:ff:ff:ff:ff:ff').set(bearer(keys.ana)).expect(404, { message: 'Device not found' });
-    expect(upstream.callsTo('/devices/').map((c) => decodeURIComponent(c.path))).toEqual([
-      '/devices/a4:83:e7:1f:2b:04',
-      '/devices/ff:ff:ff:ff:ff:ff',
-    ]);
+    expect(upstream.callsTo('/devices/').map((c) => decodeURIComponent(c.path))).toEqual(['/devices/a4:83:e7:1f:2b:04', '/devices/ff:ff:ff:ff:ff:ff']);
   });
 
   test('an unknown or foreign menu id in upstream mode is 404 Menu not found', async () => {
@@ -822,7 +825,10 @@ describe('/v1/me in upstream mode', () => {
 
   test('also with a Bearer key', async () => {
     const t = await connector();
-    await request(t.app).get('/v1/me').set(bearer(keys.ben)).expect(200, { key: { scopes: null }, account: null });
+    await request(t.app)
+      .get('/v1/me')
+      .set(bearer(keys.ben))
+      .expect(200, { key: { scopes: null }, account: null });
   });
 
   test('upstream 401 is relayed with its message', async () => {
@@ -836,7 +842,10 @@ describe('/v1/me in upstream mode', () => {
   test('device upstream only: the key is checked against the device area; a 403 still means the key is known', async () => {
     const t = await buildTestApp({ env: { DEVICE_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_RETRIES: '0' } });
     apps.push(t);
-    await request(t.app).get('/v1/me').set(apiKey(keys.anaMenuOnly)).expect(200, { key: { scopes: null }, account: null });
+    await request(t.app)
+      .get('/v1/me')
+      .set(apiKey(keys.anaMenuOnly))
+      .expect(200, { key: { scopes: null }, account: null });
     expect(upstream.callsTo('/devices')[0]).toMatchObject({ authorization: `Bearer ${keys.anaMenuOnly}` });
     await request(t.app).get('/v1/me').set(apiKey('sk_test_not_a_real_key_11111111')).expect(401, { message: 'Invalid API key' });
   });

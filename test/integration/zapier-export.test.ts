@@ -142,7 +142,7 @@ describe('the generated app', () => {
     for (const operation of loadManifest().operations) expect(files.get('README.md')).toContain(`- \`${operation.id}\`: ${operation.title}`);
   });
 
-  test("package.json: exact zapier-platform-core, scripts that call zapier-platform, jest, and Node.js 22 for the CLI", () => {
+  test('package.json: exact zapier-platform-core, scripts that call zapier-platform, jest, and Node.js 22 for the CLI', () => {
     const files = zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' });
     const versions = installedZapierVersions();
     const pkg = JSON.parse(files.get('package.json')!);
@@ -194,9 +194,7 @@ describe('the generated app', () => {
       const trigger = App.triggers[`${source.id}_list`];
       expect(trigger).toMatchObject({ key: `${source.id}_list`, noun: source.title, display: { hidden: true }, operation: { canPaginate: true } });
     }
-    expect(App.triggers.menu_groups_list.operation.inputFields).toEqual([
-      { key: 'menu_id', label: 'Menu', required: true, dynamic: 'menus_list.id.name' },
-    ]);
+    expect(App.triggers.menu_groups_list.operation.inputFields).toEqual([{ key: 'menu_id', label: 'Menu', required: true, dynamic: 'menus_list.id.name' }]);
 
     for (const manifestTrigger of manifest.triggers) {
       const hook = App.triggers[manifestTrigger.id];
@@ -254,7 +252,9 @@ describe('the generated app', () => {
       expect.objectContaining({ key: 'group_id', required: true, dynamic: 'menu_groups_list.id.name', dependsOn: ['menu_id'] }),
     ]);
     const definition = require(join(appDir, 'definition.json'));
-    expect(definition.optionTriggers.find((t: Any) => t.key === 'menu_groups_list').params).toEqual([{ name: 'menuId', inputKeys: ['menu_id'], title: 'Menu' }]);
+    expect(definition.optionTriggers.find((t: Any) => t.key === 'menu_groups_list').params).toEqual([
+      { name: 'menuId', inputKeys: ['menu_id'], title: 'Menu' },
+    ]);
   });
 
   test('a manifest version Zapier cannot take and a bad base URL are refused', () => {
@@ -456,9 +456,17 @@ describe('run by zapier-platform-core against the connector', () => {
       expect((await fresh.services.poller.pollOnce()).events).toBeGreaterThan(0);
       const events = await appTester(polling.perform, bundle({ inputData: onlyFront }));
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ type: 'device.offline', previous_status: 'online', status: 'offline', device: { id: frontCounter, name: 'Front counter' } });
+      expect(events[0]).toMatchObject({
+        type: 'device.offline',
+        previous_status: 'online',
+        status: 'offline',
+        device: { id: frontCounter, name: 'Front counter' },
+      });
       expect(events[0].id).toEqual(expect.any(String));
-      const direct = await request(fresh.app).get(`/v1/triggers/device-status?type=device.offline&devices=${frontCounter}`).set('X-API-Key', demoKey).expect(200);
+      const direct = await request(fresh.app)
+        .get(`/v1/triggers/device-status?type=device.offline&devices=${frontCounter}`)
+        .set('X-API-Key', demoKey)
+        .expect(200);
       expect(events).toEqual(direct.body);
 
       // Without a device filter: every offline event of the key, newest first, and no online ones.
@@ -544,8 +552,12 @@ describe('run by zapier-platform-core against a server that answers badly', () =
     await expect(appTester(App.triggers.device_offline_polling.operation.perform, badBundle())).rejects.toThrow(/expected a list, got an object/);
     await expect(appTester(App.searches.list_devices.operation.perform, badBundle())).rejects.toThrow(/field 'data': expected a list, got nothing/);
     answer = JSON.stringify({ name: 'Front counter' });
-    await expect(appTester(App.searches.get_device.operation.perform, badBundle({ inputData: { device_id: frontCounter } }))).rejects.toThrow(/expected an object with 'id'/);
-    await expect(appTester(App.triggers.device_offline.operation.performSubscribe, badBundle({ targetUrl: 'https://example.com/hook' }))).rejects.toThrow(/expected an object with 'id'/);
+    await expect(appTester(App.searches.get_device.operation.perform, badBundle({ inputData: { device_id: frontCounter } }))).rejects.toThrow(
+      /expected an object with 'id'/,
+    );
+    await expect(appTester(App.triggers.device_offline.operation.performSubscribe, badBundle({ targetUrl: 'https://example.com/hook' }))).rejects.toThrow(
+      /expected an object with 'id'/,
+    );
   });
 
   test('no answer within CONNECTOR_TIMEOUT_MS fails with a timeout, not a hang', async () => {
@@ -597,7 +609,10 @@ describe('npm run export -- zapier', () => {
     expect(result.stdout).toContain('npx zapier-platform validate --without-style');
     expect(result.stdout).toContain('npx zapier-platform push');
     expect(result.stdout).not.toMatch(/zapier push|zapier validate/);
-    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({ key: 'base_url', default: 'https://signage.example.com' });
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({
+      key: 'base_url',
+      default: 'https://signage.example.com',
+    });
 
     // The written app loads and validates like the in-process one.
     linkModules(out);
@@ -610,7 +625,10 @@ describe('npm run export -- zapier', () => {
     const out = join(tmp, 'cli-default');
     const result = await run([exportCli, 'zapier', '--out', out]);
     expect(result.code).toBe(0);
-    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({ key: 'base_url', default: 'http://localhost:3000' });
+    expect(JSON.parse(readFileSync(join(out, 'definition.json'), 'utf8')).authentication.fields[0]).toMatchObject({
+      key: 'base_url',
+      default: 'http://localhost:3000',
+    });
   });
 
   test.each([
@@ -707,18 +725,26 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
     await request(connector.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
   };
 
-  withCli('zapier-platform validate --without-style finds the app structurally sound', async () => {
-    const result = await runInApp(zapierPlatform(), ['validate', '--without-style']);
-    expect(result.output).toContain('This project is structurally sound!');
-    expect(result.code).toBe(0);
-  }, 60_000);
+  withCli(
+    'zapier-platform validate --without-style finds the app structurally sound',
+    async () => {
+      const result = await runInApp(zapierPlatform(), ['validate', '--without-style']);
+      expect(result.output).toContain('This project is structurally sound!');
+      expect(result.code).toBe(0);
+    },
+    60_000,
+  );
 
-  withCli("zapier-platform test --skip-validate runs the app's tests (npm test, jest), and they pass", async () => {
-    const result = await runInApp(zapierPlatform(), ['test', '--skip-validate']);
-    expect(result.output).toContain('npm run --silent test');
-    if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
-    await expectAppTestsPassed(result.output);
-  }, 180_000);
+  withCli(
+    "zapier-platform test --skip-validate runs the app's tests (npm test, jest), and they pass",
+    async () => {
+      const result = await runInApp(zapierPlatform(), ['test', '--skip-validate']);
+      expect(result.output).toContain('npm run --silent test');
+      if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
+      await expectAppTestsPassed(result.output);
+    },
+    180_000,
+  );
 
   test('the hook tests pass against a connector with the default target rules and TEST_TARGET_URL unset, with no DNS look-up', async () => {
     // The default target is an IP literal the default rules accept: nothing is resolved, so this
@@ -734,7 +760,10 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
       await new Promise<void>((resolve) => server.once('listening', () => resolve()));
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const jest = join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js');
-      const result = await runInApp(process.execPath, [jest, '--runInBand', '--testTimeout', '10000', 'test/hooks.test.js'], { CONNECTOR_BASE_URL: base, TEST_TARGET_URL: undefined });
+      const result = await runInApp(process.execPath, [jest, '--runInBand', '--testTimeout', '10000', 'test/hooks.test.js'], {
+        CONNECTOR_BASE_URL: base,
+        TEST_TARGET_URL: undefined,
+      });
       if (result.code !== 0) throw new Error(`the app's hook tests failed (${result.code}):\n${result.output}`);
       expect(result.output).toMatch(/Tests:\s+\d+ passed/);
       await request(strict.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
@@ -745,9 +774,13 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
     }
   }, 180_000);
 
-  withoutCli("the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)", async () => {
-    const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--testTimeout', '10000']);
-    if (result.code !== 0) throw new Error(`the app's tests failed (${result.code}):\n${result.output}`);
-    await expectAppTestsPassed(result.output);
-  }, 180_000);
+  withoutCli(
+    "the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)",
+    async () => {
+      const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--testTimeout', '10000']);
+      if (result.code !== 0) throw new Error(`the app's tests failed (${result.code}):\n${result.output}`);
+      await expectAppTestsPassed(result.output);
+    },
+    180_000,
+  );
 });

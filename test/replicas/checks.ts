@@ -42,7 +42,16 @@ export const doublePollShare = 0.5;
  * short gaps are only counted and gaps across a kill (a process restart, no take-over) only
  * reported.
  */
-export function checkPolls(input: { fleet: FleetUpstream; from: number; to: number; intervalMs: number; leaseMs: number; slackMs: number; kills: Kill[]; replicated: boolean }) {
+export function checkPolls(input: {
+  fleet: FleetUpstream;
+  from: number;
+  to: number;
+  intervalMs: number;
+  leaseMs: number;
+  slackMs: number;
+  kills: Kill[];
+  replicated: boolean;
+}) {
   const { fleet, from, to, intervalMs, leaseMs, slackMs, kills } = input;
   const analysis = analysePolls(fleet.polls, { from, to }, intervalMs, doublePollShare);
   const takeoverMs = intervalMs + leaseMs + slackMs;
@@ -56,7 +65,8 @@ export function checkPolls(input: { fleet: FleetUpstream; from: number; to: numb
   const perInterval = sorted(analysis.keysPerInterval);
   const problems: string[] = [];
   if (analysis.keysPolled < fleet.keyCount) problems.push(`${fleet.keyCount - analysis.keysPolled} keys not polled at all in the window`);
-  if (unexcusedShort.length && input.replicated) problems.push(`keys polled twice within ${doublePollShare} × interval, away from kills, ${sample(unexcusedShort)}`);
+  if (unexcusedShort.length && input.replicated)
+    problems.push(`keys polled twice within ${doublePollShare} × interval, away from kills, ${sample(unexcusedShort)}`);
   if (tooLong.length) problems.push(`gaps longer than interval + lease + ${slackMs} ms slack (${takeoverMs} ms) ${sample(tooLong)}`);
   const summary =
     `${analysis.polls} polls in ${((to - from) / 1000).toFixed(1)} s; keys polled per interval min ${perInterval[0]} / median ${perInterval[perInterval.length >> 1]} / max ${perInterval.at(-1)} of ${fleet.keyCount}; ` +

@@ -22,7 +22,10 @@ export class ReplicaSet {
   private readonly intended = new Set<Replica>();
   private firstPort = 0;
 
-  constructor(private readonly count: number, private readonly env: Record<string, string>) {}
+  constructor(
+    private readonly count: number,
+    private readonly env: Record<string, string>,
+  ) {}
 
   async start(): Promise<this> {
     this.firstPort = await freePortRange(this.count);

@@ -44,7 +44,10 @@ interface Probe {
 
 async function probe(url: string, replica: number, path: string, key?: number): Promise<Probe> {
   try {
-    const res = await fetch(`${url}${path}`, { headers: key === undefined ? {} : { authorization: `Bearer ${fleetKey(key)}` }, signal: AbortSignal.timeout(8000) });
+    const res = await fetch(`${url}${path}`, {
+      headers: key === undefined ? {} : { authorization: `Bearer ${fleetKey(key)}` },
+      signal: AbortSignal.timeout(8000),
+    });
     return { replica, path, status: res.status, body: await res.text() };
   } catch (err) {
     return { replica, path, status: 0, body: (err as Error).message };
@@ -103,14 +106,24 @@ describe('database outage (2 replicas on PostgreSQL)', () => {
     }
     expect(set.unexpectedExits).toEqual([]);
 
-    await waitFor('both replicas ready again', async () => (await Promise.all(set!.replicas.map((r) => probe(r.url, 0, '/readyz')))).every((p) => p.status === 200), 20_000);
+    await waitFor(
+      'both replicas ready again',
+      async () => (await Promise.all(set!.replicas.map((r) => probe(r.url, 0, '/readyz')))).every((p) => p.status === 200),
+      20_000,
+    );
     const okKeys = () => new Set(receiver.arrivals.filter((a) => a.status < 300).map((a) => `${a.key}|${a.deviceId}|${a.type}|${a.heartbeat}`));
-    await waitFor('every transition delivered', () => fleet.transitions.every((t) => okKeys().has(`${t.key}|${t.deviceId}|${t.type}|${t.heartbeat}`)), 30_000).catch(() => undefined);
+    await waitFor(
+      'every transition delivered',
+      () => fleet.transitions.every((t) => okKeys().has(`${t.key}|${t.deviceId}|${t.type}|${t.heartbeat}`)),
+      30_000,
+    ).catch(() => undefined);
 
     const logs = new Map<number, LoggedEvent[]>();
     for (const key of keys) logs.set(key, await eventsOf(set.url(key % 2), key));
     const deliveries = checkDeliveries({ fleet, receiver, logs, excused: [{ from: outageStart - 2000, to: outageEnd + 500 }] });
-    console.log(`outage: ${outageEnd - outageStart} ms, ${probes.length} probes (${probes.filter((p) => p.status === 503).length} answered 503); ${deliveries.summary}`);
+    console.log(
+      `outage: ${outageEnd - outageStart} ms, ${probes.length} probes (${probes.filter((p) => p.status === 503).length} answered 503); ${deliveries.summary}`,
+    );
     expect(deliveries.problems).toEqual([]);
     expect(fleet.transitions).toHaveLength(2 * keyCount);
     expect(set.unexpectedExits).toEqual([]);

@@ -29,7 +29,10 @@ const flipForMs = 24_000;
 const slackMs = 3000; // scheduling noise on a shared, busy 2-core machine
 // A state lasts longer than the longest gap the test accepts, so every change is seen.
 const dwellMs = intervalMs + leaseMs + slackMs + 1000;
-const kills = [{ atMs: 6000, index: 1, restartAfterMs: 3000 }, { atMs: 15_000, index: 2, restartAfterMs: null }];
+const kills = [
+  { atMs: 6000, index: 1, restartAfterMs: 3000 },
+  { atMs: 15_000, index: 2, restartAfterMs: null },
+];
 
 let db: TestDatabase;
 let fleet: FleetUpstream;
@@ -103,10 +106,14 @@ describe('replicas on one database (3 replicas, PostgreSQL)', () => {
 
     const delivered = () => new Set(receiver.arrivals.filter((a) => a.status < 300).map((a) => `${a.key}|${transitionKey(a.deviceId, a.type, a.heartbeat)}`));
     const expected = fleet.transitions.map((t) => `${t.key}|${transitionKey(t.deviceId, t.type, t.heartbeat)}`);
-    await waitFor('every transition delivered', () => {
-      const got = delivered();
-      return expected.every((e) => got.has(e));
-    }, 30_000).catch(() => undefined); // the checks below say what is missing
+    await waitFor(
+      'every transition delivered',
+      () => {
+        const got = delivered();
+        return expected.every((e) => got.has(e));
+      },
+      30_000,
+    ).catch(() => undefined); // the checks below say what is missing
     await new Promise((resolve) => setTimeout(resolve, 1000)); // late re-sends, if any
     const end = Date.now();
 

@@ -10,8 +10,20 @@ import { benchReport, verdictOf, type ReportLine } from '../../bench/lib/report.
 const long = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
 const lines: ReportLine[] = [
-  { name: 'cold-burst', benchmark: 'cold burst: 200 concurrent requests', result: '**1 upstream call**', target: '1 upstream call — ✅ met', command: '`npm run bench -- cold-burst`' },
-  { name: 'poller', benchmark: `poller, one key with 10,000 devices ${long(30)}`, result: `**10 per poll** ${long(60)}`, target: '10 — ❌ not met', command: '`npm run bench -- poller`' },
+  {
+    name: 'cold-burst',
+    benchmark: 'cold burst: 200 concurrent requests',
+    result: '**1 upstream call**',
+    target: '1 upstream call — ✅ met',
+    command: '`npm run bench -- cold-burst`',
+  },
+  {
+    name: 'poller',
+    benchmark: `poller, one key with 10,000 devices ${long(30)}`,
+    result: `**10 per poll** ${long(60)}`,
+    target: '10 — ❌ not met',
+    command: '`npm run bench -- poller`',
+  },
   { name: 'poller', benchmark: 'poll time', result: 'median 300 ms', target: '— (no target)', command: '`npm run bench -- poller`' },
 ];
 
@@ -32,7 +44,13 @@ test('each line shows its target and ✔ or ✘; a missed target fails the run',
 });
 
 test('no table line is over 200 characters; what was cut is below the table in full', () => {
-  const wide = { name: `a-very-long-row-name-${long(3)}`, benchmark: long(40), result: long(40), target: `${long(20)} ✅`, command: `\`npm run bench -- ${long(10)}\`` };
+  const wide = {
+    name: `a-very-long-row-name-${long(3)}`,
+    benchmark: long(40),
+    result: long(40),
+    target: `${long(20)} ✅`,
+    command: `\`npm run bench -- ${long(10)}\``,
+  };
   const report = benchReport([...lines, wide], { erroredRows: [] });
   for (const line of report.table.split('\n')) expect(line.length).toBeLessThanOrEqual(200);
   const below = report.notes.join('\n');
@@ -48,5 +66,12 @@ test('all targets met: the run passes; a row that errored or printed no target f
 
 test('the JSON figures name each line with its row, result, target and verdict', () => {
   const { json } = benchReport(lines, { erroredRows: [] });
-  expect(json[1]).toEqual({ row: 'poller', benchmark: lines[1]!.benchmark, result: lines[1]!.result, target: '10', verdict: 'missed', command: 'npm run bench -- poller' });
+  expect(json[1]).toEqual({
+    row: 'poller',
+    benchmark: lines[1]!.benchmark,
+    result: lines[1]!.result,
+    target: '10',
+    verdict: 'missed',
+    command: 'npm run bench -- poller',
+  });
 });

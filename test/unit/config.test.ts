@@ -43,7 +43,9 @@ describe('defaults (docs/configuration.md)', () => {
   test('RATE_LIMIT_PER_MINUTE takes 0 (off) to 10000000; ADMIN_TOKEN needs 32 printable characters and is never echoed', () => {
     expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).RATE_LIMIT_PER_MINUTE).toBe(0);
     expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).ADMIN_TOKEN).toBe('x'.repeat(32));
-    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow('Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer from 0 to 10000000 (got "-1")');
+    expect(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(
+      'Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer from 0 to 10000000 (got "-1")',
+    );
     const short = 'too-short-admin-token';
     expect(() => loadConfig({ ADMIN_TOKEN: short })).toThrow(/^Invalid configuration: ADMIN_TOKEN must be at least 32 characters \(openssl rand -hex 32\)$/);
     expect(() => loadConfig({ ADMIN_TOKEN: `${'x'.repeat(32)} y` })).toThrow('ADMIN_TOKEN must be printable ASCII without spaces');
@@ -132,10 +134,25 @@ describe('valid values', () => {
   test('an empty string means unset', () => {
     const env: Record<string, string> = {};
     for (const name of [
-      'PORT', 'HOST', 'DATABASE_PATH', 'DATASET', 'DEVICE_API_URL', 'MENU_API_URL', 'UPSTREAM_TIMEOUT_MS',
-      'UPSTREAM_RETRIES', 'OPTIONS_CACHE_TTL_MS', 'DEVICE_CACHE_TTL_MS', 'HEARTBEAT_TIMEOUT_MS', 'POLL_INTERVAL_MS',
-      'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'CONNECTOR_SECRET',
-      'LOG_LEVEL', 'LOG_FORMAT', 'PUBLIC_URL',
+      'PORT',
+      'HOST',
+      'DATABASE_PATH',
+      'DATASET',
+      'DEVICE_API_URL',
+      'MENU_API_URL',
+      'UPSTREAM_TIMEOUT_MS',
+      'UPSTREAM_RETRIES',
+      'OPTIONS_CACHE_TTL_MS',
+      'DEVICE_CACHE_TTL_MS',
+      'HEARTBEAT_TIMEOUT_MS',
+      'POLL_INTERVAL_MS',
+      'WEBHOOK_TIMEOUT_MS',
+      'WEBHOOK_RETRY_SCHEDULE_MS',
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+      'CONNECTOR_SECRET',
+      'LOG_LEVEL',
+      'LOG_FORMAT',
+      'PUBLIC_URL',
     ]) {
       env[name] = '';
     }
@@ -205,7 +222,7 @@ describe('invalid values stop with one line naming the variable', () => {
     expect(err.message).not.toContain(value.slice(0, 8));
   });
 
-  test('TRUST_PROXY takes a hop count or proxy addresses and CIDR ranges, as Express\'s `trust proxy` does', () => {
+  test("TRUST_PROXY takes a hop count or proxy addresses and CIDR ranges, as Express's `trust proxy` does", () => {
     expect(loadConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
     expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8' }).TRUST_PROXY).toEqual(['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
     expect(loadConfig({}).TRUST_PROXY).toBeUndefined();
@@ -227,7 +244,9 @@ describe('invalid values stop with one line naming the variable', () => {
 
 describe('WEBHOOK_ALLOWED_TARGETS', () => {
   test('origins are kept as URL origins, ranges as address and prefix', () => {
-    const targets = loadConfig({ WEBHOOK_ALLOWED_TARGETS: ' http://N8N.internal:5678/ ,https://pieces.internal:443,10.0.0.0/8,fd00::/8,' }).WEBHOOK_ALLOWED_TARGETS!;
+    const targets = loadConfig({
+      WEBHOOK_ALLOWED_TARGETS: ' http://N8N.internal:5678/ ,https://pieces.internal:443,10.0.0.0/8,fd00::/8,',
+    }).WEBHOOK_ALLOWED_TARGETS!;
     expect(targets.origins).toEqual(['http://n8n.internal:5678', 'https://pieces.internal']);
     expect(targets.ranges.map(([address, bits]) => `${address.toString()}/${bits}`)).toEqual(['10.0.0.0/8', 'fd00::/8']);
   });

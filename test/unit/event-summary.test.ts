@@ -24,10 +24,14 @@ describe('summaryWindow', () => {
 describe('summarise', () => {
   test('every period is listed in order, the counted ones filled in, the others 0', () => {
     const w = summaryWindow('hour', now);
-    const s = summarise(w, ['device.offline', 'device.online'], [
-      { period: '2026-06-01T12', type: 'device.offline', count: 3 },
-      { period: '2026-05-25T12', type: 'device.online', count: 2 },
-    ]);
+    const s = summarise(
+      w,
+      ['device.offline', 'device.online'],
+      [
+        { period: '2026-06-01T12', type: 'device.offline', count: 3 },
+        { period: '2026-05-25T12', type: 'device.online', count: 2 },
+      ],
+    );
     expect(s.buckets).toHaveLength(169);
     expect(s.buckets[0]).toEqual({ start: '2026-05-25T12:00:00Z', counts: { 'device.offline': 0, 'device.online': 2 } });
     expect(s.buckets[168]).toEqual({ start: '2026-06-01T12:00:00Z', counts: { 'device.offline': 3, 'device.online': 0 } });

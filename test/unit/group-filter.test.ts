@@ -69,12 +69,7 @@ describe('selectGroups: no group or tag filter', () => {
   });
 
   test('menus: several values are OR-ed and the result keeps source order, not filter order', () => {
-    expect(select({ menus: [menuIds.breakfast, menuIds.allDay] })).toEqual([
-      groupIds.drinks,
-      groupIds.burgers,
-      groupIds.eggs,
-      groupIds.pastries,
-    ]);
+    expect(select({ menus: [menuIds.breakfast, menuIds.allDay] })).toEqual([groupIds.drinks, groupIds.burgers, groupIds.eggs, groupIds.pastries]);
   });
 
   test('menus: ids compare case-insensitively', () => {
@@ -129,11 +124,7 @@ describe('selectGroups: groups filter', () => {
   });
 
   test('several ids are OR-ed; results keep source order (depth first), not filter order', () => {
-    expect(select({ groups: [groupIds.pastries, groupIds.espresso, groupIds.burgers] })).toEqual([
-      groupIds.espresso,
-      groupIds.burgers,
-      groupIds.pastries,
-    ]);
+    expect(select({ groups: [groupIds.pastries, groupIds.espresso, groupIds.burgers] })).toEqual([groupIds.espresso, groupIds.burgers, groupIds.pastries]);
   });
 
   test('a match inside an already returned subtree is not repeated', () => {
@@ -153,9 +144,7 @@ describe('selectGroups: groups filter', () => {
   test('depth-first pre-order across siblings at different depths', () => {
     // a ─ a1 ─ a11      b ─ b1
     //   └ a2
-    const menus = [
-      menu('m', [group('a', [], [group('a1', ['x'], [group('a11', ['x'])]), group('a2', ['x'])]), group('b', [], [group('b1', ['x'])])]),
-    ];
+    const menus = [menu('m', [group('a', [], [group('a1', ['x'], [group('a11', ['x'])]), group('a2', ['x'])]), group('b', [], [group('b1', ['x'])])])];
     expect(ids(selectGroups(menus, { groups: ['b1', 'a11', 'a2'] }))).toEqual(['a11', 'a2', 'b1']);
     expect(ids(selectGroups(menus, { tags: ['x'] }))).toEqual(['a1', 'a2', 'b1']);
   });
@@ -231,9 +220,7 @@ describe('selectGroups: different filters are AND-ed', () => {
   });
 
   test('all three together', () => {
-    expect(
-      select({ menus: [menuIds.allDay, menuIds.breakfast], groups: [groupIds.espresso, groupIds.eggs], tags: ['caffeine'] }),
-    ).toEqual([groupIds.espresso]);
+    expect(select({ menus: [menuIds.allDay, menuIds.breakfast], groups: [groupIds.espresso, groupIds.eggs], tags: ['caffeine'] })).toEqual([groupIds.espresso]);
   });
 });
 

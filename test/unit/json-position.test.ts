@@ -10,8 +10,8 @@ describe('locateJsonError', () => {
     ['a missing comma', '{\n  "a": 1\n  "b": 2\n}', 3, 3, `expected ',' or '}', found "\\""`],
     ['a misspelt literal', '{\n  "ok": tru\n}', 2, 9, 'unexpected "t"'],
     ['an unquoted property name', '{\n  name: "x"\n}', 2, 3, 'expected a property name in double quotes, found "n"'],
-    ['single quotes', "{\"a\": 'x'}", 1, 7, `unexpected "'"`],
-    ['a missing colon', '{"a" 1}', 1, 6, "expected ':' after a property name, found \"1\""],
+    ['single quotes', '{"a": \'x\'}', 1, 7, `unexpected "'"`],
+    ['a missing colon', '{"a" 1}', 1, 6, 'expected \':\' after a property name, found "1"'],
     ['a newline inside a string', '{"a": "x\ny"}', 1, 9, 'control character in a string (a newline or tab must be written \\n or \\t)'],
     ['a bad escape', '{"a": "C:\\dir"}', 1, 10, 'invalid escape in a string'],
     ['a truncated file', '{\n  "a": [1, 2', 2, 13, `expected ',' or ']', found end of file`],
@@ -27,6 +27,8 @@ describe('locateJsonError', () => {
 
   test('valid JSON has no error, including the demo dataset and every escape and number form', () => {
     expect(locateJsonError(readFileSync(demoDatasetPath, 'utf8'))).toBeNull();
-    expect(locateJsonError('{"s": "\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9", "n": [0, -1, 1.5, 2e10, -3.25E-2], "x": [true, false, null, {}, []]}')).toBeNull();
+    expect(
+      locateJsonError('{"s": "\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9", "n": [0, -1, 1.5, 2e10, -3.25E-2], "x": [true, false, null, {}, []]}'),
+    ).toBeNull();
   });
 });

@@ -3,10 +3,7 @@ import { labelCollator, labelValueKey, sortKey } from '../../src/text/label-orde
 
 /** src/text/label-order.ts: byte-wise order of sort keys is the collator's order (docs/options.md). */
 
-const alphabet = [
-  ...' _-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBzZeEéÉèçÇñÑüÜøæœßłđ’“…\u00a0',
-  'e\u0301', 'a\u0308', '00', '007', '10', '9',
-];
+const alphabet = [...' _-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBzZeEéÉèçÇñÑüÜøæœßłđ’“…\u00a0', 'e\u0301', 'a\u0308', '00', '007', '10', '9'];
 
 /** A small deterministic generator (mulberry32), so a failure repeats. */
 function random(seed: number): (n: number) => number {

@@ -42,8 +42,16 @@ describe('an operation that does not add up is refused with its JSON path', () =
   test.each([
     ['a path parameter without its input', (d: ReturnType<typeof shipped>) => (d.operations[0]!.inputs = []), /operations\[0\]\.request\.path.*\{device_id\}/],
     ['an unknown option source', (d: ReturnType<typeof shipped>) => (d.operations[0]!.inputs[0].optionsFrom = 'screens'), /unknown option source "screens"/],
-    ['a dependent dropdown whose parameter is not filled', (d: ReturnType<typeof shipped>) => (d.operations[4]!.inputs[1].optionParams = {}), /must say which input fills menuId/],
-    ['a parameter filled from an input that does not exist', (d: ReturnType<typeof shipped>) => (d.operations[4]!.inputs[1].optionParams = { menuId: 'menu' }), /unknown input "menu"/],
+    [
+      'a dependent dropdown whose parameter is not filled',
+      (d: ReturnType<typeof shipped>) => (d.operations[4]!.inputs[1].optionParams = {}),
+      /must say which input fills menuId/,
+    ],
+    [
+      'a parameter filled from an input that does not exist',
+      (d: ReturnType<typeof shipped>) => (d.operations[4]!.inputs[1].optionParams = { menuId: 'menu' }),
+      /unknown input "menu"/,
+    ],
     ['a paging limit without its input', (d: ReturnType<typeof shipped>) => (d.operations[1]!.paging.limitInput = 'max'), /needs an input "max"/],
     ['two operations with one id', (d: ReturnType<typeof shipped>) => (d.operations[1]!.id = 'get_device'), /duplicate id get_device/],
   ])('%s', (_name, change, message) => {

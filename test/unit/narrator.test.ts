@@ -9,14 +9,23 @@ const event: NarratedEvent = {
   device: { id: 'a4:83:e7:1f:2b:01', name: 'Front counter', last_heartbeat_at: heartbeat },
 };
 const attempt = (outcome: string, extra: Partial<NarratedAttempt> = {}): NarratedAttempt => ({
-  event_id: 'evt_1', attempt: 1, status_code: 500, error: null, duration_ms: 12, next_attempt_at: '2026-06-01T12:00:30.000000Z', outcome, ...extra,
+  event_id: 'evt_1',
+  attempt: 1,
+  status_code: 500,
+  error: null,
+  duration_ms: 12,
+  next_attempt_at: '2026-06-01T12:00:30.000000Z',
+  outcome,
+  ...extra,
 });
 const target = 'http://localhost:4000/hook?token=abc';
 
 describe('demo narration lines', () => {
   test('events say which screen went offline since when, or came back', () => {
     expect(describeEvent(event)).toBe(`Front counter (a4:83:e7:1f:2b:01) went offline: no heartbeat since ${clockTime(heartbeat)}`);
-    expect(describeEvent({ ...event, device: { ...event.device, last_heartbeat_at: null } })).toBe('Front counter (a4:83:e7:1f:2b:01) went offline: it never sent a heartbeat');
+    expect(describeEvent({ ...event, device: { ...event.device, last_heartbeat_at: null } })).toBe(
+      'Front counter (a4:83:e7:1f:2b:01) went offline: it never sent a heartbeat',
+    );
     expect(describeEvent({ ...event, type: 'device.online' })).toBe('Front counter (a4:83:e7:1f:2b:01) is back online');
   });
 

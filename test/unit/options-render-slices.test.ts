@@ -35,13 +35,31 @@ function reference(list: OptionList, query: OptionQuery): { body: string; etag: 
   } else if (query.format === 'tree') body = page.map((e) => [e.treeLabel, e.value, null, e.hasChildren]);
   else body = page.map((e) => [e.label, e.value]);
   const bytes = Buffer.from(JSON.stringify(body));
-  return { body: bytes.toString('latin1'), etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"`, total: entries.length, nextCursor };
+  return {
+    body: bytes.toString('latin1'),
+    etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"`,
+    total: entries.length,
+    nextCursor,
+  };
 }
 
 /** Labels JSON and UTF-8 must get right: quotes, escapes, line separators, surrogate pairs and lone halves, scripts, nothing. */
 const tricky = [
-  'Café "au lait"', 'back\\slash', 'tab\tnew\nline\r', '\u2028\u2029', 'burger 🍔 and ☕', 'lone \ud800 high', 'lone \udc00 low',
-  '\ud83d', '菜单 › 饮料', 'قائمة الطعام', '\u0000\u001f\u007f', '</script><!--', '', 'Ångström ÉCRAN ß', 'x'.repeat(1000),
+  'Café "au lait"',
+  'back\\slash',
+  'tab\tnew\nline\r',
+  '\u2028\u2029',
+  'burger 🍔 and ☕',
+  'lone \ud800 high',
+  'lone \udc00 low',
+  '\ud83d',
+  '菜单 › 饮料',
+  'قائمة الطعام',
+  '\u0000\u001f\u007f',
+  '</script><!--',
+  '',
+  'Ångström ÉCRAN ß',
+  'x'.repeat(1000),
 ];
 
 /** `n` records: a tricky label each, in a tree three levels deep (every tenth a top group). */

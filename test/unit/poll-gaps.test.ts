@@ -21,7 +21,14 @@ describe('analysePolls (bench/lib/poll-gaps.ts)', () => {
   });
 
   test('gaps are sorted longest first, polls after the window are ignored, and a key left waiting at the end has an open gap', () => {
-    const a = analysePolls([[10_000, 11_000, 13_500, 15_000], [10_100, 11_100]], window, 1000);
+    const a = analysePolls(
+      [
+        [10_000, 11_000, 13_500, 15_000],
+        [10_100, 11_100],
+      ],
+      window,
+      1000,
+    );
     expect(a.gaps[0]).toEqual({ key: 1, at: 14_000, ms: 2_900, open: true });
     expect(a.gaps[1]).toEqual({ key: 0, at: 13_500, ms: 2_500 });
     expect(a.gaps.map((g) => g.ms)).toEqual([2_900, 2_500, 1_000, 1_000]);

@@ -48,7 +48,8 @@ describe('retry policy', () => {
   test('410 Gone disables the hook, also on the last attempt; other statuses and no answer retry', () => {
     expect(decide(1, { status: 410 }, schedule, now).outcome).toBe('disabled');
     expect(decide(8, { status: 410 }, schedule, now).outcome).toBe('disabled');
-    for (const status of [null, 100, 301, 304, 400, 404, 429, 500, 503]) expect(decide(1, { status }, schedule, now)).toEqual({ outcome: 'retrying', nextAttemptAt: now + 5 * s });
+    for (const status of [null, 100, 301, 304, 400, 404, 429, 500, 503])
+      expect(decide(1, { status }, schedule, now)).toEqual({ outcome: 'retrying', nextAttemptAt: now + 5 * s });
   });
 
   test('Retry-After counts when longer than the schedule, never shorter, and at most a day', () => {

@@ -24,7 +24,13 @@ describe('SecretBox', () => {
     const sealed = box.seal('whsec_x');
     const [version, iv, tag, data] = sealed.split('.');
     const flipped = `${data!.slice(0, -2)}${data!.endsWith('AA') ? 'AB' : 'AA'}`;
-    for (const text of [new SecretBox(decodeSecret('c3'.repeat(32))!).seal('whsec_x'), [version, iv, tag, flipped].join('.'), 'v1.a.b', `${sealed}.extra`, 'plain text']) {
+    for (const text of [
+      new SecretBox(decodeSecret('c3'.repeat(32))!).seal('whsec_x'),
+      [version, iv, tag, flipped].join('.'),
+      'v1.a.b',
+      `${sealed}.extra`,
+      'plain text',
+    ]) {
       expect(box.tryOpen(text)).toBeNull();
       expect(() => box.open(text)).toThrow('not a sealed secret, or sealed with another CONNECTOR_SECRET');
     }

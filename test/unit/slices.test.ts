@@ -37,11 +37,15 @@ test('slices run until one reports no more, with a turn of the event loop betwee
 test('an aborted signal stops before the next slice, and says so', async () => {
   const stop = new AbortController();
   let slices = 0;
-  const result = await inSlices('postgres', async () => {
-    slices += 1;
-    if (slices === 2) stop.abort();
-    return { rows: 10, more: true };
-  }, stop.signal);
+  const result = await inSlices(
+    'postgres',
+    async () => {
+      slices += 1;
+      if (slices === 2) stop.abort();
+      return { rows: 10, more: true };
+    },
+    stop.signal,
+  );
   expect(slices).toBe(2);
   expect(result).toEqual({ rows: 20, stopped: true });
 });

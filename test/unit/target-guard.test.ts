@@ -1,5 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
-import { addressPermitted, guardedLookup, isForbiddenAddress, resolveTargetProblem, targetPolicy, targetUrlProblem, type TargetPolicy } from '../../src/webhooks/target-guard.js';
+import {
+  addressPermitted,
+  guardedLookup,
+  isForbiddenAddress,
+  resolveTargetProblem,
+  targetPolicy,
+  targetUrlProblem,
+  type TargetPolicy,
+} from '../../src/webhooks/target-guard.js';
 
 // Only pure checks and names answered by /etc/hosts (localhost) or refused before any query
 // is sent (a label over 63 characters): these tests never reach a non-loopback address.
@@ -183,8 +191,11 @@ describe('resolveTargetProblem', () => {
 describe('guardedLookup (the delivery-time check inside the socket lookup)', () => {
   const run = (allow: boolean, host: string, all: boolean) =>
     new Promise<{ err: NodeJS.ErrnoException | null; result: unknown }>((resolve) => {
-      guardedLookup(permits(allow ? anyTarget : publicOnly))(host, { all } as never, ((err: NodeJS.ErrnoException | null, address: unknown) =>
-        resolve({ err, result: address })) as never);
+      guardedLookup(permits(allow ? anyTarget : publicOnly))(
+        host,
+        { all } as never,
+        ((err: NodeJS.ErrnoException | null, address: unknown) => resolve({ err, result: address })) as never,
+      );
     });
 
   test('refuses a name that resolves to loopback', async () => {
@@ -208,11 +219,17 @@ describe('guardedLookup refuses whatever a name resolves to, when one address is
   /** A resolver that answers `addresses` for any name, as a rebinding DNS server could. */
   const answering = (addresses: string[]) =>
     ((_host: string, _options: unknown, callback: (err: null, list: Array<{ address: string; family: number }>) => void) =>
-      callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })))) as never;
+      callback(
+        null,
+        addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      )) as never;
   const run = (addresses: string[]) =>
     new Promise<NodeJS.ErrnoException | null>((resolve) => {
-      guardedLookup(permits(publicOnly), answering(addresses))('hooks.example.com', { all: true } as never, ((err: NodeJS.ErrnoException | null) =>
-        resolve(err)) as never);
+      guardedLookup(permits(publicOnly), answering(addresses))(
+        'hooks.example.com',
+        { all: true } as never,
+        ((err: NodeJS.ErrnoException | null) => resolve(err)) as never,
+      );
     });
 
   test.each([['64:ff9b:1::7f00:1'], ['2002:7f00:1::'], ['::ffff:0:7f00:1'], ['2001::1'], ['127.0.0.1'], ['fd00::1']])('%s', async (address) => {

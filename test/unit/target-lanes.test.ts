@@ -9,14 +9,29 @@ import type { Due } from '../../src/webhooks/delivery-types.js';
  */
 const origin = 'http://receiver.test';
 const due = (id: number, hook: string, fairAt: number): Due => ({
-  id, hook_id: hook, webhook_id: `msg_${id}`, attempts: 0, target_url: `${origin}/hook`, target_origin: origin,
-  secret_cipher: 'x', event_id: `evt_${id}`, type: 'device.offline', occurred_at: '2026-06-01T12:00:00.000000Z', payload: '{}',
-  fair_at: fairAt, leased_until: Number.MAX_SAFE_INTEGER,
+  id,
+  hook_id: hook,
+  webhook_id: `msg_${id}`,
+  attempts: 0,
+  target_url: `${origin}/hook`,
+  target_origin: origin,
+  secret_cipher: 'x',
+  event_id: `evt_${id}`,
+  type: 'device.offline',
+  occurred_at: '2026-06-01T12:00:00.000000Z',
+  payload: '{}',
+  fair_at: fairAt,
+  leased_until: Number.MAX_SAFE_INTEGER,
 });
 
 test("another hook's delivery goes ahead of the later part of a backlog already in the lane", () => {
   const started: Due[] = [];
-  const lanes = new TargetLanes(2, { min: 16, max: 512 }, (d) => started.push(d), () => false);
+  const lanes = new TargetLanes(
+    2,
+    { min: 16, max: 512 },
+    (d) => started.push(d),
+    () => false,
+  );
   // One hook's backlog, placed a second of virtual time apart, claimed 16 ahead: 2 start at once.
   lanes.add(Array.from({ length: 16 }, (_, i) => due(i + 1, 'busy', 1_000 * i)));
   expect(started.map((d) => d.id)).toEqual([1, 2]);

@@ -77,7 +77,12 @@ describe('detectTransitions', () => {
     ]);
     expect(Object.keys(events[0]!)).toEqual(['id', 'type', 'occurred_at', 'device', 'previous_status', 'status']);
     // The row remembers the event: the device's next one chains its id on it and is never dated before it.
-    expect(snapshot.get('a4:83:e7:00:00:01')).toEqual({ status: 'offline', last_heartbeat_at: hb, last_event_id: events[0]!.id, last_event_at: '2026-06-01T12:09:30.123456Z' });
+    expect(snapshot.get('a4:83:e7:00:00:01')).toEqual({
+      status: 'offline',
+      last_heartbeat_at: hb,
+      last_event_id: events[0]!.id,
+      last_event_at: '2026-06-01T12:09:30.123456Z',
+    });
   });
 
   test('the offline instant crosses day boundaries and uses the configured timeout', () => {
@@ -166,7 +171,11 @@ describe('detectTransitions', () => {
     ]);
     const { events } = detectTransitions(
       previous,
-      [device('d1', '2026-06-01T12:00:00.000000Z', false), device('d2', '2026-06-01T12:09:59.000000Z', true), device('d3', '2026-06-01T12:09:00.000000Z', true)],
+      [
+        device('d1', '2026-06-01T12:00:00.000000Z', false),
+        device('d2', '2026-06-01T12:09:59.000000Z', true),
+        device('d3', '2026-06-01T12:09:00.000000Z', true),
+      ],
       timeoutMs,
       nowMs,
     );
@@ -208,7 +217,9 @@ describe('detectTransitions: clocks and repeats', () => {
   });
 
   test("an event is never dated before the device's previous one", () => {
-    const previous = new Map([['d1', { status: 'offline' as const, last_heartbeat_at: hb, last_event_id: 'evt_prev', last_event_at: '2026-06-01T12:05:00.000000Z' }]]);
+    const previous = new Map([
+      ['d1', { status: 'offline' as const, last_heartbeat_at: hb, last_event_id: 'evt_prev', last_event_at: '2026-06-01T12:05:00.000000Z' }],
+    ]);
     const { events } = detectTransitions(previous, [device('d1', hb, true)], timeoutMs, nowMs);
     expect(events[0]!.occurred_at).toBe('2026-06-01T12:05:00.000000Z');
   });

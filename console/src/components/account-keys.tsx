@@ -32,7 +32,10 @@ export function AccountKeys({ accountId }: { accountId: string }) {
   const users = useApi(() => api<User[]>('/admin/v1/users', { query: { account_id: accountId, limit: 500 } }).then((a) => a.data), [accountId]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
-  const keys = useApi(() => (cursor ? api<Key[]>(cursor) : api<Key[]>('/admin/v1/keys', { query: { account_id: accountId, limit: pageSize } })), [accountId, cursor, version]);
+  const keys = useApi(
+    () => (cursor ? api<Key[]>(cursor) : api<Key[]>('/admin/v1/keys', { query: { account_id: accountId, limit: pageSize } })),
+    [accountId, cursor, version],
+  );
   const [shown, setShown] = useState<{ label: string; key: string } | null>(null);
   const [graceSeconds, setGraceSeconds] = useState('3600');
   const [confirmRevoke, setConfirmRevoke] = useState<string | null>(null);
@@ -47,7 +50,10 @@ export function AccountKeys({ accountId }: { accountId: string }) {
     return null;
   });
   const roll = useAction(async (key: Key) => {
-    const res = await api<{ key: string }>(`/admin/v1/keys/${encodeURIComponent(key.id)}/roll`, { method: 'POST', body: { grace_seconds: Number(graceSeconds) } });
+    const res = await api<{ key: string }>(`/admin/v1/keys/${encodeURIComponent(key.id)}/roll`, {
+      method: 'POST',
+      body: { grace_seconds: Number(graceSeconds) },
+    });
     setShown({ label: `Rolled key “${key.name}” (the old one works for ${graceSeconds} s more)`, key: res.data.key });
     setVersion((v) => v + 1);
     return null;
@@ -65,13 +71,22 @@ export function AccountKeys({ accountId }: { accountId: string }) {
       {shown && <ShownOnce label={shown.label} value={shown.key} />}
       <details>
         <summary>Create a key</summary>
-        <form onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create.run();
+          }}
+        >
           <div class="grid">
             <label>
               User
               <select name="user_id" required value={userId} onChange={(e) => setUserId(e.currentTarget.value)}>
                 <option value="">Choose a user…</option>
-                {users.data?.map((u) => <option key={u.id} value={u.id}>{u.name} ({u.id})</option>)}
+                {users.data?.map((u) => (
+                  <option key={u.id} value={u.id}>
+                    {u.name} ({u.id})
+                  </option>
+                ))}
               </select>
             </label>
             <label>
@@ -83,13 +98,21 @@ export function AccountKeys({ accountId }: { accountId: string }) {
             <legend>Scopes</legend>
             {allScopes.map((s) => (
               <label key={s}>
-                <input type="checkbox" name="scopes" value={s} checked={scopes.includes(s)} onChange={(e) => setScopes((list) => (e.currentTarget.checked ? [...list, s] : list.filter((x) => x !== s)))} />
+                <input
+                  type="checkbox"
+                  name="scopes"
+                  value={s}
+                  checked={scopes.includes(s)}
+                  onChange={(e) => setScopes((list) => (e.currentTarget.checked ? [...list, s] : list.filter((x) => x !== s)))}
+                />
                 <code>{s}</code>
               </label>
             ))}
           </fieldset>
           <ErrorMessage error={create.error} />
-          <button type="submit" aria-busy={create.busy} disabled={create.busy}>Create key</button>
+          <button type="submit" aria-busy={create.busy} disabled={create.busy}>
+            Create key
+          </button>
         </form>
       </details>
       <label>
@@ -111,32 +134,44 @@ export function AccountKeys({ accountId }: { accountId: string }) {
                 <th scope="col">Last used</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Status</th>
-                <th scope="col"><span class="visually-hidden">Actions</span></th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
               {keys.data.data.map((k) => (
                 <tr key={k.id}>
                   <td>{k.name}</td>
-                  <td><code>{k.prefix ?? ''}</code></td>
+                  <td>
+                    <code>{k.prefix ?? ''}</code>
+                  </td>
                   <td>{k.user_id}</td>
                   <td>{k.scopes.join(', ')}</td>
                   <td>{when(k.last_used_at ?? null)}</td>
                   <td>{when(k.expires_at ?? null)}</td>
-                  <td><Badge value={k.status ?? (k.revoked_at ? 'revoked' : 'active')} /></td>
+                  <td>
+                    <Badge value={k.status ?? (k.revoked_at ? 'revoked' : 'active')} />
+                  </td>
                   <td>
                     <div class="actions">
-                    {!k.revoked_at && (
-                      <>
-                        <button type="button" class="secondary" onClick={() => roll.run(k)} aria-label={`Roll key ${k.name}`}>Roll</button>
-                        {confirmRevoke === k.id ? (
-                          <button type="button" class="contrast" onClick={() => revoke.run(k)} aria-label={`Revoke key ${k.name} for good`}>Revoke for good</button>
-                        ) : (
-                          <button type="button" class="secondary outline" onClick={() => setConfirmRevoke(k.id)} aria-label={`Revoke key ${k.name}`}>Revoke</button>
-                        )}
-                      </>
-                    )}
-                  </div>
+                      {!k.revoked_at && (
+                        <>
+                          <button type="button" class="secondary" onClick={() => roll.run(k)} aria-label={`Roll key ${k.name}`}>
+                            Roll
+                          </button>
+                          {confirmRevoke === k.id ? (
+                            <button type="button" class="contrast" onClick={() => revoke.run(k)} aria-label={`Revoke key ${k.name} for good`}>
+                              Revoke for good
+                            </button>
+                          ) : (
+                            <button type="button" class="secondary outline" onClick={() => setConfirmRevoke(k.id)} aria-label={`Revoke key ${k.name}`}>
+                              Revoke
+                            </button>
+                          )}
+                        </>
+                      )}
+                    </div>
                   </td>
                 </tr>
               ))}
@@ -144,7 +179,11 @@ export function AccountKeys({ accountId }: { accountId: string }) {
           </table>
         </div>
       )}
-      {keys.data?.next && <button type="button" class="secondary outline" onClick={() => setCursor(keys.data!.next)}>Next keys</button>}
+      {keys.data?.next && (
+        <button type="button" class="secondary outline" onClick={() => setCursor(keys.data!.next)}>
+          Next keys
+        </button>
+      )}
     </>
   );
 }

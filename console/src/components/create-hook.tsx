@@ -25,10 +25,22 @@ export function CreateHook({ onCreated }: { onCreated: (hook: Hook) => void }) {
   return (
     <details open>
       <summary>Create a hook</summary>
-      <form onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create.run();
+        }}
+      >
         <label>
           Target URL
-          <input type="url" name="target_url" required placeholder="https://example.com/hooks/signage" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input
+            type="url"
+            name="target_url"
+            required
+            placeholder="https://example.com/hooks/signage"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
         </label>
         <fieldset>
           <legend>Events</legend>
@@ -40,7 +52,9 @@ export function CreateHook({ onCreated }: { onCreated: (hook: Hook) => void }) {
           ))}
         </fieldset>
         <ErrorMessage error={create.error} />
-        <button type="submit" aria-busy={create.busy} disabled={create.busy}>Create hook</button>
+        <button type="submit" aria-busy={create.busy} disabled={create.busy}>
+          Create hook
+        </button>
       </form>
       {create.result && (
         <ShownOnce

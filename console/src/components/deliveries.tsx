@@ -39,7 +39,13 @@ export function Deliveries({ base, version }: { base: string; version: number })
     const from = cursors[page];
     if (from) return api<DeliveryItem[]>(from);
     return api<DeliveryItem[]>(`${base}/deliveries`, {
-      query: { limit: pageSize, status: filters.status, event_id: filters.event_id, since: isoOrUndefined(filters.since), until: isoOrUndefined(filters.until) },
+      query: {
+        limit: pageSize,
+        status: filters.status,
+        event_id: filters.event_id,
+        since: isoOrUndefined(filters.since),
+        until: isoOrUndefined(filters.until),
+      },
     });
   }, [base, filters, page, cursors, version, resent]);
   const resend = useAction(async (id: string) => {
@@ -63,7 +69,11 @@ export function Deliveries({ base, version }: { base: string; version: number })
           Status
           <select name="status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
             <option value="">Any</option>
-            {statuses.map((s) => <option key={s} value={s}>{s}</option>)}
+            {statuses.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
         </label>
         <label>
@@ -78,7 +88,9 @@ export function Deliveries({ base, version }: { base: string; version: number })
           Until
           <input type="datetime-local" name="until" value={until} onInput={(e) => setUntil(e.currentTarget.value)} />
         </label>
-        <button type="submit" class="secondary">Filter</button>
+        <button type="submit" class="secondary">
+          Filter
+        </button>
       </form>
       <ErrorMessage error={list.error ?? resend.error} />
       {resend.result && <p role="status">Resent delivery {resend.result}: one more attempt is on its way.</p>}
@@ -86,7 +98,9 @@ export function Deliveries({ base, version }: { base: string; version: number })
       {list.data && (
         <div class="overflow-auto">
           <table class="striped" data-testid="delivery-table">
-            <caption class="muted">{list.data.total ?? list.data.data.length} deliver{(list.data.total ?? list.data.data.length) === 1 ? 'y' : 'ies'}</caption>
+            <caption class="muted">
+              {list.data.total ?? list.data.data.length} deliver{(list.data.total ?? list.data.data.length) === 1 ? 'y' : 'ies'}
+            </caption>
             <thead>
               <tr>
                 <th scope="col">Event</th>
@@ -95,27 +109,38 @@ export function Deliveries({ base, version }: { base: string; version: number })
                 <th scope="col">Last answer</th>
                 <th scope="col">Last attempt</th>
                 <th scope="col">Next attempt</th>
-                <th scope="col"><span class="visually-hidden">Actions</span></th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
               {list.data.data.map((d) => (
                 <tr key={d.delivery_id}>
-                  <td>{d.event_type ?? ''} <code>{d.event_id}</code></td>
-                  <td><Badge value={d.delivery_status ?? d.status ?? 'unknown'} /></td>
+                  <td>
+                    {d.event_type ?? ''} <code>{d.event_id}</code>
+                  </td>
+                  <td>
+                    <Badge value={d.delivery_status ?? d.status ?? 'unknown'} />
+                  </td>
                   <td>{d.attempt ?? '—'}</td>
-                  <td>{d.status_code != null ? `HTTP ${d.status_code}` : d.error ?? '—'}</td>
+                  <td>{d.status_code != null ? `HTTP ${d.status_code}` : (d.error ?? '—')}</td>
                   <td>{when(d.attempted_at ?? null)}</td>
                   <td>{when(d.next_attempt_at ?? null)}</td>
                   <td>
                     <div class="actions">
-                    <button type="button" class="secondary outline" onClick={() => setOpenId(d.delivery_id)} aria-label={`Attempts of delivery ${d.delivery_id}`}>
-                      Attempts
-                    </button>
-                    <button type="button" class="secondary" onClick={() => resend.run(d.delivery_id)} aria-label={`Resend delivery ${d.delivery_id}`}>
-                      Resend
-                    </button>
-                  </div>
+                      <button
+                        type="button"
+                        class="secondary outline"
+                        onClick={() => setOpenId(d.delivery_id)}
+                        aria-label={`Attempts of delivery ${d.delivery_id}`}
+                      >
+                        Attempts
+                      </button>
+                      <button type="button" class="secondary" onClick={() => resend.run(d.delivery_id)} aria-label={`Resend delivery ${d.delivery_id}`}>
+                        Resend
+                      </button>
+                    </div>
                   </td>
                 </tr>
               ))}
@@ -129,8 +154,18 @@ export function Deliveries({ base, version }: { base: string; version: number })
         </div>
       )}
       <div class="pager">
-        <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous deliveries</button>
-        <button type="button" class="secondary" disabled={!list.data?.next} onClick={() => { setCursors((c) => [...c.slice(0, page + 1), list.data!.next]); setPage(page + 1); }}>
+        <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
+          Previous deliveries
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!list.data?.next}
+          onClick={() => {
+            setCursors((c) => [...c.slice(0, page + 1), list.data!.next]);
+            setPage(page + 1);
+          }}
+        >
           Next deliveries
         </button>
       </div>

@@ -33,24 +33,37 @@ export function DeliveryDetail({ base, deliveryId, onClose }: { base: string; de
         <h4 id="delivery-title">
           Delivery <code>{deliveryId}</code> {d && <Badge value={d.status ?? d.delivery_status ?? 'unknown'} />}
         </h4>
-        {d && <small>event <code>{d.event_id}</code> · next attempt {when(d.next_attempt_at ?? null)}</small>}
+        {d && (
+          <small>
+            event <code>{d.event_id}</code> · next attempt {when(d.next_attempt_at ?? null)}
+          </small>
+        )}
       </header>
       <ErrorMessage error={detail.error} />
       {detail.loading && !d && <Loading what="attempts" />}
       {d?.attempts.map((a, i) => (
         <details key={i} open={i === 0}>
           <summary>
-            Attempt {a.attempt ?? i + 1} at {when(a.attempted_at ?? null)}: {a.status_code != null ? `HTTP ${a.status_code}` : a.error ?? 'no answer'} in {a.duration_ms ?? '?'} ms
+            Attempt {a.attempt ?? i + 1} at {when(a.attempted_at ?? null)}: {a.status_code != null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')} in{' '}
+            {a.duration_ms ?? '?'} ms
           </summary>
           {a.error && <p>Error: {a.error}</p>}
           <p>Request headers</p>
-          <pre class="answer" tabIndex={0}>{Object.entries(a.request_headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
+          <pre class="answer" tabIndex={0}>
+            {Object.entries(a.request_headers ?? {})
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n')}
+          </pre>
           <p>Response body (first 1,024 bytes)</p>
-          <pre class="answer" tabIndex={0}>{a.response_body ?? ''}</pre>
+          <pre class="answer" tabIndex={0}>
+            {a.response_body ?? ''}
+          </pre>
         </details>
       ))}
       {d && d.attempts.length === 0 && <p>No attempt yet.</p>}
-      <button type="button" class="secondary outline" onClick={onClose}>Close</button>
+      <button type="button" class="secondary outline" onClick={onClose}>
+        Close
+      </button>
     </article>
   );
 }

@@ -92,7 +92,15 @@ export function DeviceList({ onLoaded }: { onLoaded?: () => void }) {
         </label>
         <label>
           Status
-          <select name="status" value={status} onChange={(e) => { setStatus(e.currentTarget.value); setPage(1); setCursors([null]); }}>
+          <select
+            name="status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.currentTarget.value);
+              setPage(1);
+              setCursors([null]);
+            }}
+          >
             <option value="">All</option>
             <option value="online">Online</option>
             <option value="offline">Offline</option>
@@ -103,7 +111,9 @@ export function DeviceList({ onLoaded }: { onLoaded?: () => void }) {
       <div class="overflow-auto" aria-busy={list.loading}>
         <table class="striped" data-testid="device-table">
           <caption class="muted">
-            {data ? `${count(data.total)} ${q ? 'matching' : ''} device${data.total === 1 ? '' : 's'}${pages ? ` · page ${count(page)} of ${count(pages)}` : ` · page ${page}`}` : 'Loading devices…'}
+            {data
+              ? `${count(data.total)} ${q ? 'matching' : ''} device${data.total === 1 ? '' : 's'}${pages ? ` · page ${count(page)} of ${count(pages)}` : ` · page ${page}`}`
+              : 'Loading devices…'}
           </caption>
           <thead>
             <tr>
@@ -117,8 +127,12 @@ export function DeviceList({ onLoaded }: { onLoaded?: () => void }) {
             {data?.devices.map((d) => (
               <tr key={d.id}>
                 <td>{d.name}</td>
-                <td><code>{d.id}</code></td>
-                <td><span class={`badge badge-${d.is_online ? 'online' : 'offline'}`}>{d.is_online ? 'online' : 'offline'}</span></td>
+                <td>
+                  <code>{d.id}</code>
+                </td>
+                <td>
+                  <span class={`badge badge-${d.is_online ? 'online' : 'offline'}`}>{d.is_online ? 'online' : 'offline'}</span>
+                </td>
                 <td title={when(d.last_heartbeat_at)}>{age(d.last_heartbeat_at, now)}</td>
               </tr>
             ))}

@@ -130,7 +130,9 @@ export function OptionSourcePreview({ source, params, paramTitles, onChoose }: P
             <p>
               The answer to <code>{lastAnswer?.request ?? '…'}</code>
             </p>
-            <pre class="answer" tabIndex={0} aria-label={`${source.title} answer`}>{lastAnswer ? answerText(lastAnswer.body) : ''}</pre>
+            <pre class="answer" tabIndex={0} aria-label={`${source.title} answer`}>
+              {lastAnswer ? answerText(lastAnswer.body) : ''}
+            </pre>
           </div>
         </div>
       )}

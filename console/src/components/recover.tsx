@@ -31,12 +31,30 @@ export function Recover({ base, onDone }: { base: string; onDone: () => void }) 
   return (
     <details>
       <summary>Recover failed deliveries</summary>
-      <form class="grid" onSubmit={(e) => { e.preventDefault(); recover.clear(); void dryRun.run(); }}>
+      <form
+        class="grid"
+        onSubmit={(e) => {
+          e.preventDefault();
+          recover.clear();
+          void dryRun.run();
+        }}
+      >
         <label>
           Events recorded since
-          <input type="datetime-local" name="since" required value={since} onInput={(e) => { setSince(e.currentTarget.value); setPlanned(null); }} />
+          <input
+            type="datetime-local"
+            name="since"
+            required
+            value={since}
+            onInput={(e) => {
+              setSince(e.currentTarget.value);
+              setPlanned(null);
+            }}
+          />
         </label>
-        <button type="submit" class="secondary" aria-busy={dryRun.busy}>Count deliveries to recover</button>
+        <button type="submit" class="secondary" aria-busy={dryRun.busy}>
+          Count deliveries to recover
+        </button>
       </form>
       <ErrorMessage error={dryRun.error ?? recover.error} />
       {planned && (

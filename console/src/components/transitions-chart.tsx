@@ -56,9 +56,7 @@ export function TransitionsChart({ summary }: { summary: Summary }) {
   return (
     <figure>
       <div ref={box} role="img" aria-label={`Transitions per hour since ${summary.from}: ${described}`} class="chart" />
-      <figcaption>
-        In the retained week: {described} (UTC hours, from the connector's event log).
-      </figcaption>
+      <figcaption>In the retained week: {described} (UTC hours, from the connector's event log).</figcaption>
     </figure>
   );
 }

@@ -43,15 +43,21 @@ function Counts({ ready, onLoaded }: { ready: boolean; onLoaded: () => void }) {
     <div class="grid counts" aria-busy={counts.loading}>
       <article>
         <h2>Online</h2>
-        <p class="big" data-testid="online-count">{count(counts.data?.online)}</p>
+        <p class="big" data-testid="online-count">
+          {count(counts.data?.online)}
+        </p>
       </article>
       <article>
         <h2>Offline</h2>
-        <p class="big" data-testid="offline-count">{count(counts.data?.offline)}</p>
+        <p class="big" data-testid="offline-count">
+          {count(counts.data?.offline)}
+        </p>
       </article>
       <article>
         <h2>All devices</h2>
-        <p class="big" data-testid="all-count">{count(all.data)}</p>
+        <p class="big" data-testid="all-count">
+          {count(all.data)}
+        </p>
       </article>
     </div>
   );
@@ -92,13 +98,23 @@ function Transitions({ ready }: { ready: boolean }) {
           <ul data-testid="latest-transitions">
             {latest.data.map((e) => (
               <li key={e.id}>
-                <time dateTime={e.occurred_at} title={when(e.occurred_at)}>{age(e.occurred_at, now)}</time>: {e.device.name} ({e.device.id}) {e.type === 'device.offline' ? 'went offline' : 'came back online'}
+                <time dateTime={e.occurred_at} title={when(e.occurred_at)}>
+                  {age(e.occurred_at, now)}
+                </time>
+                : {e.device.name} ({e.device.id}) {e.type === 'device.offline' ? 'went offline' : 'came back online'}
               </li>
             ))}
           </ul>
         )}
       </details>
-      <button type="button" class="secondary outline" onClick={() => { summary.reload(); latest.reload(); }}>
+      <button
+        type="button"
+        class="secondary outline"
+        onClick={() => {
+          summary.reload();
+          latest.reload();
+        }}
+      >
         Refresh chart
       </button>
     </section>

@@ -33,7 +33,9 @@ function QueueHealth() {
           <div class="grid counts">
             <article>
               <h3>Watched keys</h3>
-              <p class="big" data-testid="watched-keys">{count(q.poller.watched_keys)}</p>
+              <p class="big" data-testid="watched-keys">
+                {count(q.poller.watched_keys)}
+              </p>
             </article>
             <article>
               <h3>Overdue keys</h3>
@@ -60,7 +62,9 @@ function QueueHealth() {
               <tbody>
                 {q.origins.map((o) => (
                   <tr key={o.target_origin}>
-                    <td><code>{o.target_origin}</code></td>
+                    <td>
+                      <code>{o.target_origin}</code>
+                    </td>
                     <td>{count(o.pending)}</td>
                     <td>{count(o.waiting)}</td>
                     <td>{count(o.dead)}</td>
@@ -77,7 +81,9 @@ function QueueHealth() {
           </div>
         </>
       )}
-      <button type="button" class="secondary outline" onClick={() => queue.reload()}>Refresh</button>
+      <button type="button" class="secondary outline" onClick={() => queue.reload()}>
+        Refresh
+      </button>
     </section>
   );
 }
@@ -99,11 +105,17 @@ export function OperatorPage() {
         {accounts.loading && !accounts.data && <Loading what="accounts" />}
         <label for="account">Account</label>
         <select id="account" name="account" value={accountId} onChange={(e) => setAccountId(e.currentTarget.value)}>
-            <option value="">Choose an account…</option>
-            {list.map((a) => <option key={a.id} value={a.id}>{a.name} ({a.id}): {a.users} users, {a.keys} keys</option>)}
-          </select>
+          <option value="">Choose an account…</option>
+          {list.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.name} ({a.id}): {a.users} users, {a.keys} keys
+            </option>
+          ))}
+        </select>
         {accounts.data?.next && (
-          <button type="button" class="secondary outline" onClick={() => setCursor(accounts.data!.next)}>Next accounts</button>
+          <button type="button" class="secondary outline" onClick={() => setCursor(accounts.data!.next)}>
+            Next accounts
+          </button>
         )}
         {accountId && <AccountKeys key={accountId} accountId={accountId} />}
       </section>

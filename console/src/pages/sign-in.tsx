@@ -48,8 +48,8 @@ export function SignIn() {
     <main class="container narrow">
       <h1>Signage connector console</h1>
       <p>
-        Sign in with an API key to see its devices, dropdowns and webhooks, or with the connector's <code>ADMIN_TOKEN</code> to manage accounts, keys and
-        the delivery queue. It is kept in this tab only, until you sign out or close it.
+        Sign in with an API key to see its devices, dropdowns and webhooks, or with the connector's <code>ADMIN_TOKEN</code> to manage accounts, keys and the
+        delivery queue. It is kept in this tab only, until you sign out or close it.
       </p>
       {signOutReason.value && (
         <p role="status" class="notice">
@@ -60,8 +60,7 @@ export function SignIn() {
         <fieldset>
           <legend>Sign in as</legend>
           <label>
-            <input type="radio" name="role" value="owner" checked={role === 'owner'} onChange={() => setRole('owner')} />
-            A key's owner (API key)
+            <input type="radio" name="role" value="owner" checked={role === 'owner'} onChange={() => setRole('owner')} />A key's owner (API key)
           </label>
           <label>
             <input type="radio" name="role" value="operator" checked={role === 'operator'} onChange={() => setRole('operator')} />

@@ -23,7 +23,14 @@ export function WebhooksPage() {
   return (
     <>
       <h1>Webhooks</h1>
-      <CreateHook onCreated={(hook) => { setOpenId(hook.id); setCursors([null]); setPage(0); hooks.reload(); }} />
+      <CreateHook
+        onCreated={(hook) => {
+          setOpenId(hook.id);
+          setCursors([null]);
+          setPage(0);
+          hooks.reload();
+        }}
+      />
       <section aria-labelledby="hooks-title">
         <h2 id="hooks-title">Hooks</h2>
         <ErrorMessage error={hooks.error} />
@@ -38,13 +45,17 @@ export function WebhooksPage() {
                   <th scope="col">Events</th>
                   <th scope="col">Status</th>
                   <th scope="col">Created</th>
-                  <th scope="col"><span class="visually-hidden">Open</span></th>
+                  <th scope="col">
+                    <span class="visually-hidden">Open</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {hooks.data.data.map((h) => (
                   <tr key={h.id} aria-selected={h.id === openId}>
-                    <td><code>{h.target_url}</code></td>
+                    <td>
+                      <code>{h.target_url}</code>
+                    </td>
                     <td>{h.events.join(', ')}</td>
                     <td>
                       <Badge value={h.status} />
@@ -68,18 +79,33 @@ export function WebhooksPage() {
           </div>
         )}
         <div class="pager">
-          <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous hooks</button>
+          <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous hooks
+          </button>
           <button
             type="button"
             class="secondary"
             disabled={!hooks.data?.next}
-            onClick={() => { setCursors((c) => [...c.slice(0, page + 1), hooks.data!.next]); setPage(page + 1); }}
+            onClick={() => {
+              setCursors((c) => [...c.slice(0, page + 1), hooks.data!.next]);
+              setPage(page + 1);
+            }}
           >
             Next hooks
           </button>
         </div>
       </section>
-      {open && <HookDetail key={open.id} hook={open} onChanged={refresh} onDeleted={() => { setOpenId(null); refresh(); }} />}
+      {open && (
+        <HookDetail
+          key={open.id}
+          hook={open}
+          onChanged={refresh}
+          onDeleted={() => {
+            setOpenId(null);
+            refresh();
+          }}
+        />
+      )}
     </>
   );
 }

@@ -18,7 +18,10 @@ const bodyError = '`body must be a JSON object`, `Request body is not valid JSON
 
 export const listKeys = defineRoute({
   ...operator,
-  method: 'get', path: '/admin/v1/keys', operationId: 'adminListKeys', summary: 'Keys',
+  method: 'get',
+  path: '/admin/v1/keys',
+  operationId: 'adminListKeys',
+  summary: 'Keys',
   description: 'Keys in id order, of one account or user when given; never the key or its hash.',
   query: z.object({
     account_id: idParam('account_id').optional().describe('Only keys of this account\u2019s users.'),
@@ -36,7 +39,10 @@ export const listKeys = defineRoute({
 
 export const createKey = defineRoute({
   ...operator,
-  method: 'post', path: '/admin/v1/keys', operationId: 'adminCreateKey', summary: 'Create a key',
+  method: 'post',
+  path: '/admin/v1/keys',
+  operationId: 'adminCreateKey',
+  summary: 'Create a key',
   description: 'The answer carries the key itself, once: only its SHA-256 and first 8 characters are stored.',
   body: z.object(
     {
@@ -60,18 +66,20 @@ export const createKey = defineRoute({
 
 export const updateKey = defineRoute({
   ...oneKey,
-  method: 'patch', path: '/admin/v1/keys/{id}', operationId: 'adminUpdateKey', summary: 'Change a key',
+  method: 'patch',
+  path: '/admin/v1/keys/{id}',
+  operationId: 'adminUpdateKey',
+  summary: 'Change a key',
   description: 'Any of `name`, `scopes`, `expires_at`, `rate_limit_per_minute` (null clears the last two). Every replica applies a change within 5 s.',
-  body: z
-    .object(
-      {
-        name: keyFields.name.optional(),
-        scopes: keyFields.scopes.optional(),
-        expires_at: keyFields.expires_at.optional(),
-        rate_limit_per_minute: keyFields.rate_limit_per_minute.optional(),
-      },
-      { error: 'body must be a JSON object' },
-    ),
+  body: z.object(
+    {
+      name: keyFields.name.optional(),
+      scopes: keyFields.scopes.optional(),
+      expires_at: keyFields.expires_at.optional(),
+      rate_limit_per_minute: keyFields.rate_limit_per_minute.optional(),
+    },
+    { error: 'body must be a JSON object' },
+  ),
   responses: { 200: { description: 'The key as changed.', schema: AdminKey } },
   errors: { 400: bodyError, 404: '`Key not found`.', ...upstreamConflict },
   async handler({ res, services, params, body }) {
@@ -88,8 +96,12 @@ export const updateKey = defineRoute({
 
 export const revokeKey = defineRoute({
   ...oneKey,
-  method: 'delete', path: '/admin/v1/keys/{id}', operationId: 'adminRevokeKey', summary: 'Revoke a key',
-  description: 'The key is refused with 401 `API key revoked` at once on this replica and within 5 s on every other. Repeating it changes nothing (still 204); the key stays listed with `revoked_at`.',
+  method: 'delete',
+  path: '/admin/v1/keys/{id}',
+  operationId: 'adminRevokeKey',
+  summary: 'Revoke a key',
+  description:
+    'The key is refused with 401 `API key revoked` at once on this replica and within 5 s on every other. Repeating it changes nothing (still 204); the key stays listed with `revoked_at`.',
   responses: { 204: { description: 'Revoked.' } },
   errors: { 404: '`Key not found`.', ...upstreamConflict },
   async handler({ res, services, params }) {
@@ -102,7 +114,10 @@ export const revokeKey = defineRoute({
 
 export const rollKey = defineRoute({
   ...oneKey,
-  method: 'post', path: '/admin/v1/keys/{id}/roll', operationId: 'adminRollKey', summary: 'Roll a key',
+  method: 'post',
+  path: '/admin/v1/keys/{id}/roll',
+  operationId: 'adminRollKey',
+  summary: 'Roll a key',
   description:
     'A new key for the same user, with the same name, scopes and limit; the old one keeps working for `grace_seconds`, then is refused with 401 `API key expired` (an earlier expiry it had stays). Rolling the same key again is safe: it makes another new key and never extends the old one\u2019s life.',
   body: z.object({ grace_seconds: graceSeconds }, { error: 'body must be a JSON object' }),

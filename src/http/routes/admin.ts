@@ -22,7 +22,9 @@ export const afterCursor = (cursor: string | undefined) => (cursor === undefined
 
 /** `limit` and `cursor`, as `GET /v1/hooks` pages. */
 export const pageQuery = {
-  limit: intParam('limit', 1, 500).default(100).describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` gives the matches in all.'),
+  limit: intParam('limit', 1, 500)
+    .default(100)
+    .describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` gives the matches in all.'),
   cursor: scalarParam('cursor')
     .regex(/^[A-Za-z0-9_-]{1,400}$/, 'cursor is not valid; start again without it')
     .optional()
@@ -45,7 +47,10 @@ const idParam = (name: string) => scalarParam(name).min(1, `${name} must not be 
 
 export const listAccounts = defineRoute({
   ...operator,
-  method: 'get', path: '/admin/v1/accounts', operationId: 'adminListAccounts', summary: 'Accounts',
+  method: 'get',
+  path: '/admin/v1/accounts',
+  operationId: 'adminListAccounts',
+  summary: 'Accounts',
   description: 'The embedded catalog\u2019s accounts in id order, with their numbers of users and keys.',
   query: z.object(pageQuery),
   responses: { 200: { description: 'One page of accounts.', schema: AdminAccountList, headers: pageHeaders } },
@@ -56,7 +61,10 @@ export const listAccounts = defineRoute({
 
 export const listUsers = defineRoute({
   ...operator,
-  method: 'get', path: '/admin/v1/users', operationId: 'adminListUsers', summary: 'Users',
+  method: 'get',
+  path: '/admin/v1/users',
+  operationId: 'adminListUsers',
+  summary: 'Users',
   description: 'The embedded catalog\u2019s users in id order, of one account when `account_id` is given.',
   query: z.object({ account_id: idParam('account_id').optional().describe('Only this account\u2019s users.'), ...pageQuery }),
   responses: { 200: { description: 'One page of users.', schema: AdminUserList, headers: pageHeaders } },
@@ -67,7 +75,10 @@ export const listUsers = defineRoute({
 
 export const queueHealth = defineRoute({
   ...operator,
-  method: 'get', path: '/admin/v1/queue', operationId: 'adminQueue', summary: 'Queue health',
+  method: 'get',
+  path: '/admin/v1/queue',
+  operationId: 'adminQueue',
+  summary: 'Queue health',
   description: 'The webhook delivery queue per target origin and the poller\u2019s lag, read from the database (every replica\u2019s work).',
   responses: { 200: { description: 'The queue and the poller.', schema: AdminQueue } },
   async handler({ res, services }) {

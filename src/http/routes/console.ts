@@ -74,7 +74,10 @@ function consolePage(prefix: string): () => string | null {
 function sendPage(res: Response, html: string | null): void {
   securityHeaders(res);
   res.setHeader('Cache-Control', 'no-cache');
-  res.status(html === null ? 503 : 200).type('html').send(html ?? notBuilt);
+  res
+    .status(html === null ? 503 : 200)
+    .type('html')
+    .send(html ?? notBuilt);
 }
 
 /**

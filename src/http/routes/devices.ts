@@ -9,9 +9,7 @@ const auth = { keys: 'device', headers: 'bearer', scopes: ['device:read'] } as c
 
 const deviceListQuery = z.object({
   is_online: boolParam('is_online').optional().describe('`true`: only online devices; `false`: only offline devices.'),
-  ids: listParam('ids', 1000)
-    .optional()
-    .describe('Device ids, comma-separated (the parameter may also repeat), trimmed, case-insensitive, at most 1000.'),
+  ids: listParam('ids', 1000).optional().describe('Device ids, comma-separated (the parameter may also repeat), trimmed, case-insensitive, at most 1000.'),
   page: intParam('page', 1, Number.MAX_SAFE_INTEGER).default(1).describe('Page number, from 1.'),
   page_size: intParam('page_size', 1, 1000).default(100).describe('Devices per page, 1 to 1000.'),
 });
@@ -26,9 +24,14 @@ function listForm(device: DeviceRecord): DeviceRecord {
 }
 
 export const listDevices = defineRoute({
-  method: 'get', path: '/devices', operationId: 'listDevices', tag: 'Devices', summary: 'List devices',
+  method: 'get',
+  path: '/devices',
+  operationId: 'listDevices',
+  tag: 'Devices',
+  summary: 'List devices',
   description: 'The devices the key’s user may read, ordered by `registered_at`, then `id`. Ids are upper case. A page past the end has `data: []`.',
-  auth, query: deviceListQuery,
+  auth,
+  query: deviceListQuery,
   responses: { 200: { description: 'One page of devices.', schema: DevicePage } },
   async handler({ res, services, principal, query }) {
     const ids = query.ids?.map((id) => id.toLowerCase());
@@ -38,9 +41,14 @@ export const listDevices = defineRoute({
 });
 
 export const getDevice = defineRoute({
-  method: 'get', path: '/devices/{id}', operationId: 'getDevice', tag: 'Devices', summary: 'One device',
+  method: 'get',
+  path: '/devices/{id}',
+  operationId: 'getDevice',
+  tag: 'Devices',
+  summary: 'One device',
   description: 'The id matches case-insensitively; the answer’s id is lower case.',
-  auth, params: deviceParams,
+  auth,
+  params: deviceParams,
   responses: { 200: { description: 'The device.', schema: Device } },
   errors: { 404: '`Device not found`: absent, or the key’s user may not read it.' },
   async handler({ res, services, principal, params }) {

@@ -37,7 +37,11 @@ function pathPrefix(publicUrl: string | undefined): string {
 }
 
 export const getOpenApi = defineRoute({
-  method: 'get', path: '/openapi.json', operationId: 'getOpenApi', tag: 'Service', summary: 'This document',
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'getOpenApi',
+  tag: 'Service',
+  summary: 'This document',
   responses: { 200: { description: 'OpenAPI 3.1.', content: { type: 'application/json', schema: { type: 'object' } } } },
   // The document of the very routes the app serves.
   setup: (services, routes) => {
@@ -87,7 +91,11 @@ window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(init).replace(/</g, '
 }
 
 export const docsPageRoute = defineRoute({
-  method: 'get', path: '/docs', operationId: 'docsPage', tag: 'Service', summary: 'API reference page',
+  method: 'get',
+  path: '/docs',
+  operationId: 'docsPage',
+  tag: 'Service',
+  summary: 'API reference page',
   description: 'This document rendered by Swagger UI, served from this service (no external assets).',
   responses: { 200: { description: 'HTML.', content: { type: 'text/html', schema: { type: 'string' } } } },
   setup: docsPage,

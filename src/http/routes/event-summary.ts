@@ -22,7 +22,10 @@ const summaryQuery = z.object({
 });
 
 const counts = z.record(z.string(), z.number().int().min(0)).describe('Events per type: every type asked for, 0 where none.');
-const utcPeriod = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00Z$/).meta({ format: 'date-time' });
+const utcPeriod = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00Z$/)
+  .meta({ format: 'date-time' });
 
 export const EventSummary = component(
   'EventSummary',
@@ -39,11 +42,16 @@ export const EventSummary = component(
 );
 
 export const eventSummary = defineRoute({
-  method: 'get', path: '/v1/events/summary', operationId: 'eventSummary', tag: 'Triggers', summary: 'Events per hour or day',
+  method: 'get',
+  path: '/v1/events/summary',
+  operationId: 'eventSummary',
+  tag: 'Triggers',
+  summary: 'Events per hour or day',
   description:
     'How many `device.offline` and `device.online` events the key’s log holds per period of `occurred_at` (UTC), over the retained week up to now. ' +
     'Counted by the database; every period is listed, 0 where nothing happened. Events are logged while the key is watched (it has a hook, or called the polling trigger in the last 24 hours).',
-  auth, query: summaryQuery,
+  auth,
+  query: summaryQuery,
   responses: { 200: { description: 'Counts per period and type.', schema: EventSummary } },
   async handler({ res, services, principal, query }) {
     const types = query.type ?? [...eventTypes];

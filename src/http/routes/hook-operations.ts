@@ -16,19 +16,28 @@ const hookParams = z.object({ id: z.string().describe('The hook id (`hook_…`).
 const deliveryParams = hookParams.extend({ delivery_id: z.string().describe('The delivery id (`dlv_…`), from the hook\u2019s deliveries.') });
 
 const oneHook = { tag: 'Webhooks', auth, params: hookParams, errors: { 404: '`Hook not found` (also for a hook of another key).' } } as const;
-const oneDelivery = { ...oneHook, params: deliveryParams, errors: { 404: '`Hook not found`, or `Delivery not found` (also for a delivery of another hook).' } } as const;
+const oneDelivery = {
+  ...oneHook,
+  params: deliveryParams,
+  errors: { 404: '`Hook not found`, or `Delivery not found` (also for a delivery of another hook).' },
+} as const;
 
 const badBody = '`body must be a JSON object`, `Request body is not valid JSON`, or a bad field: `message` names the first, `details` lists every one.';
 
 /** An absolute ISO 8601 time with a zone (`msOf` reads it). */
-const instant = (name: string) => scalarParam(name).refine((text) => parseIso(text) !== null, `${name} must be a timestamp such as 2026-06-01T12:00:00Z`).meta({ format: 'date-time' });
+const instant = (name: string) =>
+  scalarParam(name)
+    .refine((text) => parseIso(text) !== null, `${name} must be a timestamp such as 2026-06-01T12:00:00Z`)
+    .meta({ format: 'date-time' });
 const msOf = (text: string | undefined): number | undefined => (text === undefined ? undefined : Math.floor(parseIso(text)! / 1000));
 
 const patchBody = z
   .strictObject(
     {
       events: z
-        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), { error: 'events must be an array' })
+        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), {
+          error: 'events must be an array',
+        })
         .min(1, 'events must not be empty')
         .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
         .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
@@ -36,23 +45,40 @@ const patchBody = z
         .optional()
         .describe('The event types to deliver from now on.'),
       device_ids: z
-        .array(z.string({ error: 'device_ids must list strings' }).min(1, 'device_ids must not contain an empty id').max(200, 'device_ids must be at most 200 characters each'), {
-          error: 'device_ids must be an array of device ids or null',
-        })
+        .array(
+          z
+            .string({ error: 'device_ids must list strings' })
+            .min(1, 'device_ids must not contain an empty id')
+            .max(200, 'device_ids must be at most 200 characters each'),
+          {
+            error: 'device_ids must be an array of device ids or null',
+          },
+        )
         .min(1, 'device_ids must not be empty (use null for every device)')
         .max(1000, 'device_ids must list at most 1000 ids')
         .nullable()
         .optional()
         .describe('Only events of these devices from now on; null = every device the key can read.'),
-      enabled: z.boolean({ error: 'enabled must be true or false' }).optional().describe('false: disabled (its pending deliveries are held); true: active again.'),
+      enabled: z
+        .boolean({ error: 'enabled must be true or false' })
+        .optional()
+        .describe('false: disabled (its pending deliveries are held); true: active again.'),
     },
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? `only events, device_ids and enabled can be changed (not ${issue.keys.join(', ')}); for another target_url subscribe a new hook` : 'body must be a JSON object') },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `only events, device_ids and enabled can be changed (not ${issue.keys.join(', ')}); for another target_url subscribe a new hook`
+          : 'body must be a JSON object',
+    },
   )
   .refine((b) => b.events !== undefined || b.device_ids !== undefined || b.enabled !== undefined, 'body must give at least one of events, device_ids, enabled');
 
 export const updateHook = defineRoute({
   ...oneHook,
-  method: 'patch', path: '/v1/hooks/{id}', operationId: 'updateHook', summary: 'Change, pause or resume a webhook',
+  method: 'patch',
+  path: '/v1/hooks/{id}',
+  operationId: 'updateHook',
+  summary: 'Change, pause or resume a webhook',
   description:
     'Any of `events`, `device_ids`, `enabled`. `enabled: false` disables the hook (`status_reason` says the key\u2019s owner did): new events make no deliveries, and pending ones are `held`, not attempted nor lost. `enabled: true` makes a disabled hook active again (one disabled by a 410 too) and sends the held ones; what it missed meanwhile is sent by a recover.',
   body: patchBody,
@@ -87,8 +113,13 @@ function decodeCursor(cursor: string): number | null {
 }
 
 const deliveriesQuery = z.object({
-  limit: intParam('limit', 1, 500).default(100).describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` counts every match.'),
-  cursor: scalarParam('cursor').refine((c) => decodeCursor(c) !== null, 'cursor is not valid; start again without it').optional().describe('The opaque cursor of the next page, from the previous page\u2019s `Link`.'),
+  limit: intParam('limit', 1, 500)
+    .default(100)
+    .describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` counts every match.'),
+  cursor: scalarParam('cursor')
+    .refine((c) => decodeCursor(c) !== null, 'cursor is not valid; start again without it')
+    .optional()
+    .describe('The opaque cursor of the next page, from the previous page\u2019s `Link`.'),
   status: enumParam('status', deliveryStates).optional().describe('Only deliveries in this state (`held`: pending while the hook is disabled).'),
   event_id: scalarParam('event_id').optional().describe('Only the delivery of this event.'),
   since: instant('since').optional().describe('Only events recorded at or after this time (ISO 8601).'),
@@ -97,8 +128,12 @@ const deliveriesQuery = z.object({
 
 export const listHookDeliveries = defineRoute({
   ...oneHook,
-  method: 'get', path: '/v1/hooks/{id}/deliveries', operationId: 'listHookDeliveries', summary: 'Deliveries',
-  description: 'A delivery is one event to one hook, with its latest attempt. Newest first, in pages of `limit`: follow the `Link` header\u2019s `rel="next"` until there is none.',
+  method: 'get',
+  path: '/v1/hooks/{id}/deliveries',
+  operationId: 'listHookDeliveries',
+  summary: 'Deliveries',
+  description:
+    'A delivery is one event to one hook, with its latest attempt. Newest first, in pages of `limit`: follow the `Link` header\u2019s `rel="next"` until there is none.',
   query: deliveriesQuery,
   responses: {
     200: {
@@ -122,8 +157,12 @@ export const listHookDeliveries = defineRoute({
 
 export const getHookDelivery = defineRoute({
   ...oneDelivery,
-  method: 'get', path: '/v1/hooks/{id}/deliveries/{delivery_id}', operationId: 'getHookDelivery', summary: 'One delivery with every attempt',
-  description: 'Each attempt with the request headers sent (the signature, never the secret), the status code, the first 1,024 bytes of the answer, the duration, the error and when the next attempt was due.',
+  method: 'get',
+  path: '/v1/hooks/{id}/deliveries/{delivery_id}',
+  operationId: 'getHookDelivery',
+  summary: 'One delivery with every attempt',
+  description:
+    'Each attempt with the request headers sent (the signature, never the secret), the status code, the first 1,024 bytes of the answer, the duration, the error and when the next attempt was due.',
   responses: { 200: { description: 'The delivery and its attempts, oldest first.', schema: DeliveryDetail } },
   async handler({ res, services, principal, params }) {
     const hook = await services.hooks.get(principal.keyHash, params.id);
@@ -133,8 +172,12 @@ export const getHookDelivery = defineRoute({
 
 export const resendHookDelivery = defineRoute({
   ...oneDelivery,
-  method: 'post', path: '/v1/hooks/{id}/deliveries/{delivery_id}/resend', operationId: 'resendHookDelivery', summary: 'Resend a delivery',
-  description: 'One more attempt now, with the same `webhook-id`, whatever the delivery\u2019s state; a dead (or delivered) one becomes pending again with a fresh retry schedule. Safe to repeat.',
+  method: 'post',
+  path: '/v1/hooks/{id}/deliveries/{delivery_id}/resend',
+  operationId: 'resendHookDelivery',
+  summary: 'Resend a delivery',
+  description:
+    'One more attempt now, with the same `webhook-id`, whatever the delivery\u2019s state; a dead (or delivered) one becomes pending again with a fresh retry schedule. Safe to repeat.',
   responses: { 202: { description: 'Queued; the deliverer sends it at once.', schema: Delivery } },
   errors: { ...oneDelivery.errors, 409: 'The hook is disabled (enable it first), or the delivery is a test (send a new one).' },
   async handler({ res, services, principal, params }) {
@@ -144,8 +187,12 @@ export const resendHookDelivery = defineRoute({
 
 export const testHook = defineRoute({
   ...oneHook,
-  method: 'post', path: '/v1/hooks/{id}/test', operationId: 'testHook', summary: 'Send a test delivery',
-  description: 'Sends one signed delivery of type `webhook.test` now, never retried, and answers with its outcome within `WEBHOOK_TIMEOUT_MS`. It shows in the hook\u2019s deliveries. The target rules apply as for every delivery.',
+  method: 'post',
+  path: '/v1/hooks/{id}/test',
+  operationId: 'testHook',
+  summary: 'Send a test delivery',
+  description:
+    'Sends one signed delivery of type `webhook.test` now, never retried, and answers with its outcome within `WEBHOOK_TIMEOUT_MS`. It shows in the hook\u2019s deliveries. The target rules apply as for every delivery.',
   responses: { 200: { description: 'What the receiver answered.', schema: TestDelivery } },
   async handler({ res, services, principal, params }) {
     res.json(await services.hookOps.sendTest(principal.keyHash, params.id));
@@ -157,7 +204,10 @@ const rotateBody = z.strictObject(
     secret: z
       .string({ error: 'secret must be a string' })
       .regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'secret must be whsec_ followed by base64')
-      .refine((s) => Buffer.from(s.slice(6), 'base64').length >= 24 && Buffer.from(s.slice(6), 'base64').length <= 64, 'secret must encode 24 to 64 bytes (whsec_ + base64 of 32 random bytes is usual)')
+      .refine(
+        (s) => Buffer.from(s.slice(6), 'base64').length >= 24 && Buffer.from(s.slice(6), 'base64').length <= 64,
+        'secret must encode 24 to 64 bytes (whsec_ + base64 of 32 random bytes is usual)',
+      )
       .optional()
       .describe('The new secret; absent = a generated one.'),
   },
@@ -166,8 +216,12 @@ const rotateBody = z.strictObject(
 
 export const rotateHookSecret = defineRoute({
   ...oneHook,
-  method: 'post', path: '/v1/hooks/{id}/secret/rotate', operationId: 'rotateHookSecret', summary: 'Rotate the signing secret',
-  description: 'The body is optional. For `WEBHOOK_SECRET_OVERLAP_MS` (a day by default) every delivery carries two signatures, with the new secret first and the old one second, so a receiver switches without losing a delivery; then only the new one.',
+  method: 'post',
+  path: '/v1/hooks/{id}/secret/rotate',
+  operationId: 'rotateHookSecret',
+  summary: 'Rotate the signing secret',
+  description:
+    'The body is optional. For `WEBHOOK_SECRET_OVERLAP_MS` (a day by default) every delivery carries two signatures, with the new secret first and the old one second, so a receiver switches without losing a delivery; then only the new one.',
   body: rotateBody,
   bodyOptional: true,
   responses: { 200: { description: 'The new secret, shown this once.', schema: RotatedSecret } },
@@ -181,17 +235,35 @@ export const rotateHookSecret = defineRoute({
 const recoverBody = z
   .strictObject(
     {
-      since: z.string({ error: 'since is required: a timestamp such as 2026-06-01T12:00:00Z' }).refine((t) => parseIso(t) !== null, 'since must be a timestamp such as 2026-06-01T12:00:00Z').meta({ format: 'date-time' }).describe('From when the events were recorded (ISO 8601, inclusive).'),
-      until: z.string({ error: 'until must be a string' }).refine((t) => parseIso(t) !== null, 'until must be a timestamp such as 2026-06-01T12:00:00Z').meta({ format: 'date-time' }).optional().describe('Until when (exclusive); default now.'),
+      since: z
+        .string({ error: 'since is required: a timestamp such as 2026-06-01T12:00:00Z' })
+        .refine((t) => parseIso(t) !== null, 'since must be a timestamp such as 2026-06-01T12:00:00Z')
+        .meta({ format: 'date-time' })
+        .describe('From when the events were recorded (ISO 8601, inclusive).'),
+      until: z
+        .string({ error: 'until must be a string' })
+        .refine((t) => parseIso(t) !== null, 'until must be a timestamp such as 2026-06-01T12:00:00Z')
+        .meta({ format: 'date-time' })
+        .optional()
+        .describe('Until when (exclusive); default now.'),
       dry_run: z.boolean({ error: 'dry_run must be true or false' }).optional().describe('true: only count, change nothing.'),
     },
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? `only since, until and dry_run may be given (not ${issue.keys.join(', ')})` : 'body must be a JSON object') },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys' ? `only since, until and dry_run may be given (not ${issue.keys.join(', ')})` : 'body must be a JSON object',
+    },
   )
-  .refine((b) => b.until === undefined || parseIso(b.until) === null || parseIso(b.since) === null || parseIso(b.until)! > parseIso(b.since)!, { message: 'until must be after since', path: ['until'] });
+  .refine((b) => b.until === undefined || parseIso(b.until) === null || parseIso(b.since) === null || parseIso(b.until)! > parseIso(b.since)!, {
+    message: 'until must be after since',
+    path: ['until'],
+  });
 
 export const recoverHook = defineRoute({
   ...oneHook,
-  method: 'post', path: '/v1/hooks/{id}/recover', operationId: 'recoverHook', summary: 'Recover failed and missed deliveries',
+  method: 'post',
+  path: '/v1/hooks/{id}/recover',
+  operationId: 'recoverHook',
+  summary: 'Recover failed and missed deliveries',
   description:
     'Queues again every `dead` delivery of the hook whose event was recorded in [`since`, `until`), and makes the deliveries never made while the hook was disabled (events it subscribes to, still retained). Works in slices in the background; safe to repeat, and two recovers at once make no delivery twice.',
   body: recoverBody,

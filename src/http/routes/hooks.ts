@@ -45,17 +45,27 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
               : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
         ),
       events: z
-        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), { error: 'events must be an array' })
+        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), {
+          error: 'events must be an array',
+        })
         .min(1, 'events must not be empty')
         .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
         .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
         .meta({ uniqueItems: true })
         .optional()
-        .describe('Event types to deliver; default both device types. `hook.disabled` and `delivery.dead` (operational events of the key\u2019s other hooks) only when listed.'),
+        .describe(
+          'Event types to deliver; default both device types. `hook.disabled` and `delivery.dead` (operational events of the key\u2019s other hooks) only when listed.',
+        ),
       device_ids: z
-        .array(z.string({ error: 'device_ids must list strings' }).min(1, 'device_ids must not contain an empty id').max(200, 'device_ids must be at most 200 characters each'), {
-          error: 'device_ids must be an array of device ids or null',
-        })
+        .array(
+          z
+            .string({ error: 'device_ids must list strings' })
+            .min(1, 'device_ids must not contain an empty id')
+            .max(200, 'device_ids must be at most 200 characters each'),
+          {
+            error: 'device_ids must be an array of device ids or null',
+          },
+        )
         .min(1, 'device_ids must not be empty (use null for every device)')
         .max(1000, 'device_ids must list at most 1000 ids')
         .nullable()
@@ -74,7 +84,8 @@ function encodeHookCursor(position: { created_at: string; id: string }): string 
 function decodeHookCursor(cursor: string): { created_at: string; id: string } | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString());
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') return { created_at: value[0], id: value[1] };
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string')
+      return { created_at: value[0], id: value[1] };
   } catch {
     // not a cursor of ours
   }
@@ -83,7 +94,9 @@ function decodeHookCursor(cursor: string): { created_at: string; id: string } | 
 
 /** `GET /v1/hooks`: pages of at most `limit` (default 100) hooks, oldest first. */
 const hookListQuery = z.object({
-  limit: intParam('limit', 1, 500).default(100).describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` gives the key\u2019s hooks in all.'),
+  limit: intParam('limit', 1, 500)
+    .default(100)
+    .describe('Page size, 1–500 (default 100). The next page is in the `Link` header; `X-Total-Count` gives the key\u2019s hooks in all.'),
   cursor: scalarParam('cursor')
     .refine((cursor) => decodeHookCursor(cursor) !== null, 'cursor is not valid; start again without it')
     .optional()
@@ -101,9 +114,15 @@ const oneHook = {
 /** Subscribing: the body's schema depends on which targets the instance accepts besides public https ones. */
 export function createHook(targets: TargetPolicy): Route {
   return defineRoute({
-    method: 'post', path: '/v1/hooks', operationId: 'createHook', tag: 'Webhooks', summary: 'Subscribe a webhook',
-    description: 'Needs `device:read` as well, since a hook delivers device data. The same key, URL, events and device ids again answer 200 with the existing hook (and its secret). Deliveries are described under `webhooks`.',
-    auth: { ...auth, scopes: ['hooks:write', 'device:read'] }, body: hookBody(targets.allowAll, targets.origins.length > 0 || targets.ranges.length > 0),
+    method: 'post',
+    path: '/v1/hooks',
+    operationId: 'createHook',
+    tag: 'Webhooks',
+    summary: 'Subscribe a webhook',
+    description:
+      'Needs `device:read` as well, since a hook delivers device data. The same key, URL, events and device ids again answer 200 with the existing hook (and its secret). Deliveries are described under `webhooks`.',
+    auth: { ...auth, scopes: ['hooks:write', 'device:read'] },
+    body: hookBody(targets.allowAll, targets.origins.length > 0 || targets.ranges.length > 0),
     responses: {
       201: { description: 'Subscribed.', schema: NewHook },
       200: { description: 'The same subscription already existed.', schema: NewHook },
@@ -130,9 +149,14 @@ export function createHook(targets: TargetPolicy): Route {
 }
 
 export const listHooks = defineRoute({
-  method: 'get', path: '/v1/hooks', operationId: 'listHooks', tag: 'Webhooks', summary: 'List webhooks',
+  method: 'get',
+  path: '/v1/hooks',
+  operationId: 'listHooks',
+  tag: 'Webhooks',
+  summary: 'List webhooks',
   description: 'Oldest first, in pages of `limit` (default 100): follow the `Link` header\u2019s `rel="next"` until there is none.',
-  auth, query: hookListQuery,
+  auth,
+  query: hookListQuery,
   responses: {
     200: {
       description: 'One page of the key’s hooks (no secrets).',
@@ -144,7 +168,7 @@ export const listHooks = defineRoute({
     },
   },
   async handler({ req, res, services, principal, query }) {
-    const after = query.cursor === undefined ? undefined : decodeHookCursor(query.cursor) ?? undefined;
+    const after = query.cursor === undefined ? undefined : (decodeHookCursor(query.cursor) ?? undefined);
     const page = await services.hooks.page(principal.keyHash, { limit: query.limit, after });
     res.setHeader('X-Total-Count', String(page.total));
     if (page.next) res.setHeader('Link', `<${nextPageUrl(req, services.config.PUBLIC_URL, encodeHookCursor(page.next))}>; rel="next"`);
@@ -154,7 +178,10 @@ export const listHooks = defineRoute({
 
 export const getHook = defineRoute({
   ...oneHook,
-  method: 'get', path: '/v1/hooks/{id}', operationId: 'getHook', summary: 'One webhook',
+  method: 'get',
+  path: '/v1/hooks/{id}',
+  operationId: 'getHook',
+  summary: 'One webhook',
   responses: { 200: { description: 'The hook (no secret).', schema: Hook } },
   async handler({ res, services, principal, params }) {
     res.json(await services.hooks.get(principal.keyHash, params.id));
@@ -163,7 +190,10 @@ export const getHook = defineRoute({
 
 export const deleteHook = defineRoute({
   ...oneHook,
-  method: 'delete', path: '/v1/hooks/{id}', operationId: 'deleteHook', summary: 'Unsubscribe',
+  method: 'delete',
+  path: '/v1/hooks/{id}',
+  operationId: 'deleteHook',
+  summary: 'Unsubscribe',
   description: 'Queued deliveries of the hook go with it.',
   responses: { 204: { description: 'Deleted.' } },
   async handler({ res, services, principal, params }) {

@@ -26,7 +26,11 @@ function checkToken(req: Request, expected: Buffer): void {
 }
 
 export const metrics = defineRoute({
-  method: 'get', path: '/metrics', operationId: 'metrics', tag: 'Service', summary: 'Prometheus metrics',
+  method: 'get',
+  path: '/metrics',
+  operationId: 'metrics',
+  tag: 'Service',
+  summary: 'Prometheus metrics',
   description: 'Prometheus text exposition. With `METRICS_TOKEN` set, send `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open.',
   responses: { 200: { description: 'Metrics.', content: { type: 'text/plain', schema: { type: 'string' } } } },
   errors: { 401: '`Missing metrics token` / `Invalid metrics token` (only when `METRICS_TOKEN` is set).' },

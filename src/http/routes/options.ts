@@ -42,9 +42,7 @@ function optionQuery(source: OptionSource) {
       .refine((cursor) => decodeCursor(cursor) !== null, 'cursor is not valid; start again without it')
       .optional()
       .describe('The opaque cursor of the next page, from the previous page.'),
-    parent: scalarParam('parent')
-      .optional()
-      .describe('With `format=tree`: the group whose children to list (absent = the top level). Ignored otherwise.'),
+    parent: scalarParam('parent').optional().describe('With `format=tree`: the group whose children to list (absent = the top level). Ignored otherwise.'),
   });
   const dropped = { ...(source.search ? {} : { q: true as const }), ...(source.tree ? {} : { parent: true as const }) };
   // Typed as the full shape: a dropped key simply never appears in the output.
@@ -70,7 +68,7 @@ function optionParams(source: OptionSource) {
 function optionQueryReader(schema: ReturnType<typeof optionQuery>) {
   return (raw: Record<string, unknown>): OptionQuery => {
     const { format, q, limit, cursor, parent } = parseQuery(schema, raw.format === 'tree' ? raw : { ...raw, parent: undefined });
-    const offset = cursor === undefined ? 0 : decodeCursor(cursor) ?? 0;
+    const offset = cursor === undefined ? 0 : (decodeCursor(cursor) ?? 0);
     return { format, q: q || undefined, limit, offset, parent: parent || undefined };
   };
 }

@@ -7,7 +7,11 @@ import { defineRoute } from '../route.js';
 /** docs/service.md: liveness, readiness, the connector manifest and the auth test. */
 
 export const health = defineRoute({
-  method: 'get', path: '/healthz', operationId: 'health', tag: 'Service', summary: 'Liveness',
+  method: 'get',
+  path: '/healthz',
+  operationId: 'health',
+  tag: 'Service',
+  summary: 'Liveness',
   responses: { 200: { description: 'The process is up.', schema: Health } },
   handler({ res }) {
     res.json({ status: 'ok' });
@@ -15,7 +19,11 @@ export const health = defineRoute({
 });
 
 export const readiness = defineRoute({
-  method: 'get', path: '/readyz', operationId: 'readiness', tag: 'Service', summary: 'Readiness',
+  method: 'get',
+  path: '/readyz',
+  operationId: 'readiness',
+  tag: 'Service',
+  summary: 'Readiness',
   description: 'The database is usable and, in upstream mode, each upstream answered within the last minute or answers now.',
   responses: {
     200: { description: 'Ready.', schema: Readiness },
@@ -31,8 +39,13 @@ export const readiness = defineRoute({
 // The connector manifest for platforms and integrators (no key needed): `baseUrl` filled in,
 // `$schema` pointing at the schema route below, so a validator can follow it.
 export const getManifest = defineRoute({
-  method: 'get', path: '/v1/manifest', operationId: 'getManifest', tag: 'Service', summary: 'Connector manifest',
-  description: 'For platforms and integrators: `baseUrl` is `PUBLIC_URL`, or taken from the request (a malformed `Host` is replaced by `localhost:<port>`); `$schema` is the absolute URL of its JSON Schema.',
+  method: 'get',
+  path: '/v1/manifest',
+  operationId: 'getManifest',
+  tag: 'Service',
+  summary: 'Connector manifest',
+  description:
+    'For platforms and integrators: `baseUrl` is `PUBLIC_URL`, or taken from the request (a malformed `Host` is replaced by `localhost:<port>`); `$schema` is the absolute URL of its JSON Schema.',
   responses: { 200: { description: 'The manifest.', schema: ConnectorManifest } },
   handler({ req, res, services }) {
     res.json(servedManifest(services.manifest, publicBaseUrl(req, services.config.PUBLIC_URL)));
@@ -40,7 +53,11 @@ export const getManifest = defineRoute({
 });
 
 export const getManifestSchema = defineRoute({
-  method: 'get', path: manifestSchemaPath, operationId: 'getManifestSchema', tag: 'Service', summary: 'Connector manifest schema',
+  method: 'get',
+  path: manifestSchemaPath,
+  operationId: 'getManifestSchema',
+  tag: 'Service',
+  summary: 'Connector manifest schema',
   description: 'The JSON Schema (draft 2020-12) the manifest validates against (`manifests/connector.schema.json`, with `$id` set to this URL).',
   responses: { 200: { description: 'JSON Schema.', content: { type: 'application/schema+json', schema: { type: 'object' } } } },
   handler({ req, res, services }) {
@@ -51,7 +68,11 @@ export const getManifestSchema = defineRoute({
 // The auth test takes the key either way: platforms send X-API-Key, device-only
 // integrations hold a Bearer key. No scope is needed to learn who you are.
 export const getMe = defineRoute({
-  method: 'get', path: '/v1/me', operationId: 'getMe', tag: 'Account', summary: 'Who am I (auth test)',
+  method: 'get',
+  path: '/v1/me',
+  operationId: 'getMe',
+  tag: 'Account',
+  summary: 'Who am I (auth test)',
   description: 'The key and its account in embedded mode; `{"key":{"scopes":null},"account":null}` in upstream mode once the upstream accepted the key.',
   auth: { keys: 'me', headers: 'either', scopes: [] },
   responses: { 200: { description: 'The key and account.', schema: Me } },

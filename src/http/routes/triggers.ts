@@ -18,11 +18,7 @@ const auth = { keys: 'device', headers: 'either', scopes: ['device:read'], confi
 const eventTypeTuple = eventTypes as unknown as readonly [EventType, ...EventType[]];
 
 const triggerQuery = z.object({
-  type: listParam(
-    'type',
-    2,
-    z.enum(eventTypeTuple, { error: `type must be ${eventTypes.join(' or ')} (comma-separated)` }),
-  )
+  type: listParam('type', 2, z.enum(eventTypeTuple, { error: `type must be ${eventTypes.join(' or ')} (comma-separated)` }))
     .optional()
     .describe('Event types, comma-separated.'),
   devices: listParam('devices', 1000).optional().describe('Device ids, comma-separated, case-insensitive.'),
@@ -36,10 +32,10 @@ const eventsQuery = z.object({
     z.enum(hookEventTypeTuple, { error: `type must be ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' or $1')} (comma-separated)` }),
   )
     .optional()
-    .describe('Event types, comma-separated; default the device-status types. `hook.disabled` and `delivery.dead` are the operational events of the key\u2019s hooks.'),
-  after: scalarParam('after')
-    .optional()
-    .describe('An event id from your log: only later events are returned. An unknown id is a 400.'),
+    .describe(
+      'Event types, comma-separated; default the device-status types. `hook.disabled` and `delivery.dead` are the operational events of the key\u2019s hooks.',
+    ),
+  after: scalarParam('after').optional().describe('An event id from your log: only later events are returned. An unknown id is a 400.'),
   limit: intParam('limit', 1, 500).default(100).describe('At most this many events, oldest first.'),
 });
 
@@ -50,9 +46,14 @@ function sendStoredJson(res: Response, payloads: string[]): void {
 }
 
 export const pollDeviceStatus = defineRoute({
-  method: 'get', path: '/v1/triggers/device-status', operationId: 'pollDeviceStatus', tag: 'Triggers', summary: 'Polling trigger: device status events',
+  method: 'get',
+  path: '/v1/triggers/device-status',
+  operationId: 'pollDeviceStatus',
+  tag: 'Triggers',
+  summary: 'Polling trigger: device status events',
   description: 'Newest first. The first call enrols the key with the poller (its first poll records a baseline) and returns `[]` if nothing happened yet.',
-  auth, query: triggerQuery,
+  auth,
+  query: triggerQuery,
   responses: { 200: { description: 'Events, newest first.', schema: EventList } },
   async handler({ res, services, principal, query }) {
     const devices = query.devices?.map((id) => id.toLowerCase());
@@ -62,8 +63,13 @@ export const pollDeviceStatus = defineRoute({
 });
 
 export const sampleDeviceStatus = defineRoute({
-  method: 'get', path: '/v1/triggers/device-status/sample', operationId: 'sampleDeviceStatus', tag: 'Triggers', summary: 'Sample events',
-  description: 'Events built from the key’s own devices (a canned device when it has none), each with `"sample": true`, for a platform’s set-up screen: the current state of up to three devices, plus whichever type is missing, so there is always at least one `device.offline` and one `device.online`.',
+  method: 'get',
+  path: '/v1/triggers/device-status/sample',
+  operationId: 'sampleDeviceStatus',
+  tag: 'Triggers',
+  summary: 'Sample events',
+  description:
+    'Events built from the key’s own devices (a canned device when it has none), each with `"sample": true`, for a platform’s set-up screen: the current state of up to three devices, plus whichever type is missing, so there is always at least one `device.offline` and one `device.online`.',
   auth,
   responses: { 200: { description: 'Sample events.', schema: SampleEventList } },
   async handler({ res, services, principal }) {
@@ -72,9 +78,14 @@ export const sampleDeviceStatus = defineRoute({
 });
 
 export const listEvents = defineRoute({
-  method: 'get', path: '/v1/events', operationId: 'listEvents', tag: 'Triggers', summary: 'Event log (replay)',
+  method: 'get',
+  path: '/v1/events',
+  operationId: 'listEvents',
+  tag: 'Triggers',
+  summary: 'Event log (replay)',
   description: 'The same events as the polling trigger, oldest first, kept 7 days.',
-  auth, query: eventsQuery,
+  auth,
+  query: eventsQuery,
   responses: { 200: { description: 'Events, oldest first.', schema: EventLogList } },
   async handler({ res, services, principal, query }) {
     sendStoredJson(res, await services.eventLog.after(principal.keyHash, query.after, query.limit, query.type));
