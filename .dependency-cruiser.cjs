@@ -15,7 +15,7 @@ const layers = [
   ['options'],
   ['triggers'],
   ['webhooks'],
-  ['services.ts'],
+  ['services.ts', 'service-types.ts'],
   // http/ declares and mounts routes; openapi/ writes the document from those declarations;
   // http/routes/ (which serves the document at /openapi.json) sits above both.
   ['http'],

@@ -1,14 +1,8 @@
-import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import type { Db } from './db/database.js';
-import type { Clock } from './time/timestamps.js';
-import type { DeviceSource, MenuSource, Principal } from './sources/types.js';
-import { embeddedKeyVerifier, type KeyVerifier } from './auth/embedded-keys.js';
+import { embeddedKeyVerifier } from './auth/embedded-keys.js';
 import { FailedAttempts } from './auth/failed-attempts.js';
 import { CachedLoader } from './cache/cached-loader.js';
 import { AppError } from './errors.js';
 import { loadManifest } from './manifest/load.js';
-import type { Manifest } from './manifest/schema.js';
 import { OptionsService } from './options/service.js';
 import { DatabaseDeviceOptions } from './options/database-options.js';
 import { embeddedDeviceOptions } from './sources/embedded-device-options.js';
@@ -33,85 +27,19 @@ import { OperationalEvents } from './webhooks/operational-events.js';
 import { RetentionSweeper } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
-import { httpWebhookSender, type WebhookSender } from './webhooks/sender.js';
-import { targetPolicy, type TargetPolicy } from './webhooks/target-guard.js';
+import { httpWebhookSender } from './webhooks/sender.js';
+import { targetPolicy } from './webhooks/target-guard.js';
 import { Metrics } from './metrics/metrics.js';
 import { queueStats } from './metrics/queue-stats.js';
 import { KeyStore } from './auth/key-store.js';
 import { CatalogDirectory } from './auth/catalog-directory.js';
 import { KeyUsage } from './auth/key-usage.js';
-import { keyLimits, type KeyLimits } from './auth/key-limits.js';
+import { keyLimits } from './auth/key-limits.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { RateLimitStore } from './auth/rate-limit-store.js';
 
-/** Everything routes need, built once and handed to `createApp`. */
-export interface Services {
-  config: Config;
-  logger: Logger;
-  clock: Clock;
-  db: Db;
-  manifest: Manifest;
-  /** The device and menu areas as routes serve them (upstream answers cached per key). */
-  devices: DeviceSource;
-  menus: MenuSource;
-  /** Key verification per area (embedded looks keys up, upstream defers to the upstream); `me` for `/v1/me`. */
-  keys: { device: KeyVerifier; menu: KeyVerifier; me: KeyVerifier };
-  /** Upstream mode: asks the upstream whether it accepts a key (throws its 401). */
-  confirmKey(principal: Principal): Promise<void>;
-  /**
-   * Upstream mode: asks the device upstream whether the key may read devices (cached like any
-   * device read), before the connector serves its own state (events, hooks) to that key.
-   */
-  confirmDeviceKey(principal: Principal): Promise<void>;
-  options: OptionsService;
-  failedAttempts: FailedAttempts;
-  /** The embedded catalog's keys and their lifecycle (docs/keys.md): the operator API and `npm run keys`. */
-  keyStore: KeyStore;
-  /** The embedded catalog's accounts and users, for the operator API. */
-  directory: CatalogDirectory;
-  /** The per-key rate limit and record of use, applied to every request with a good key. */
-  keyLimits: KeyLimits;
-  watches: WatchStore;
-  eventLog: EventLog;
-  poller: DeviceStatusPoller;
-  /** The 7-day retention sweep, a loop of its own (docs/webhooks.md, "Retention"). */
-  retention: RetentionSweeper;
-  hooks: HookStore;
-  deliverer: WebhookDeliverer;
-  deliveryQueue: DeliveryQueue;
-  /** Test, resend, recover, and a hook's deliveries (docs/webhooks.md, "When something goes wrong"). */
-  hookOps: HookOperations;
-  /** Which webhook targets are accepted besides public https ones, at subscribe and at delivery. */
-  targets: TargetPolicy;
-  /** This app's Prometheus metrics (`GET /metrics`). */
-  metrics: Metrics;
-  /** Starts background work: the device-status poller and the webhook deliverer. */
-  start(): void;
-  /** Named checks for `/readyz`: `ok` or what is wrong. */
-  readiness(): Promise<Record<string, string>>;
-  /**
-   * Stops background work (docs/service.md, shutdown): polls end at their next page, unrecorded;
-   * a request's own poll gets `requestGraceMs` (the requests' grace period, default none) first;
-   * unsent deliveries are handed back; those in flight are awaited. The caller closes the
-   * database afterwards.
-   */
-  close(requestGraceMs?: number): Promise<void>;
-  /** What `close` is still waiting for ("poller", "deliverer"), for the shutdown log. */
-  stillStopping(): string[];
-}
-
-export interface ServiceDeps {
-  config: Config;
-  logger: Logger;
-  clock: Clock;
-  db: Db;
-  /** Defaults to manifests/connector.json. */
-  manifest?: Manifest;
-  /** Injected HTTP client for upstream calls (tests); defaults to global fetch. */
-  fetch?: typeof fetch;
-  /** Injected webhook sender; defaults to HTTP with the target guard. */
-  sendWebhook?: WebhookSender;
-}
+export type { ServiceDeps, Services } from './service-types.js';
+import type { ServiceDeps, Services } from './service-types.js';
 
 const recentAnswerMs = 60_000;
 /** /readyz waits this long for each check (the database, each upstream) before calling it not answering. */

@@ -1,6 +1,6 @@
-import type { Manifest, Operation, OptionSource, Trigger } from '../manifest/schema.js';
+import type { Manifest, Operation, OptionSource } from '../manifest/schema.js';
 import { MakeExportError, rpcName } from './make-names.js';
-import { fromOutputFields, fromSample, operationParameters, triggerParameters, type MakeParameter } from './make-parameters.js';
+import { fromSample, operationParameters, type MakeParameter } from './make-parameters.js';
 
 /**
  * The code of each Make component (Make's "communication" = `api`, `parameters`, `expect`,
@@ -8,7 +8,7 @@ import { fromOutputFields, fromSample, operationParameters, triggerParameters, t
  * Make's IML: `{{connection.api_key}}`, `{{parameters.device_id}}`, `{{body.data}}`…
  */
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** How a request carries the key: the device area reads a Bearer token, /v1 reads X-API-Key. */
 export function keyHeaders(auth: 'api_key' | 'bearer', secret = 'connection.api_key'): Record<string, string> {
@@ -30,7 +30,7 @@ export const requestTimeoutMs = 30_000;
  * fails the module with the message, never becomes an empty result or a bad bundle. `what`
  * says what the answer should have been.
  */
-function valid(condition: string, request: string, what: string): Json {
+export function valid(condition: string, request: string, what: string): Json {
   return {
     condition: `{{${condition}}}`,
     message: `Unexpected answer from the connector to ${request}: expected ${what}. Is the base URL the connector's?`,
@@ -39,7 +39,7 @@ function valid(condition: string, request: string, what: string): Json {
 }
 
 /** A list at `path` whose entries each have `fields` (the IML `map` leaves out entries without one). */
-function listCondition(path: string, fields: string[]): string {
+export function listCondition(path: string, fields: string[]): string {
   return [`${path} != null`, ...fields.map((field) => `length(${path}) = length(map(${path}; '${field}'))`)].join(' and ');
 }
 
@@ -173,7 +173,7 @@ export function rpc(manifest: Manifest, source: OptionSource): { api: Json; para
  * An optional one that is empty stays out of the query (`undefined` is dropped), since the
  * connector rejects an empty filter.
  */
-function queryValue(key: string, list: boolean, required: boolean): string {
+export function queryValue(key: string, list: boolean, required: boolean): string {
   const value = list ? `join(parameters.${key}; ',')` : `parameters.${key}`;
   return required ? `{{${value}}}` : `{{ifempty(${value}; undefined)}}`;
 }
@@ -236,81 +236,5 @@ export function searchModuleCode(operation: Operation) {
     expect: operationParameters(operation),
     interface: fromSample(operation.sample),
     samples: operation.sample,
-  };
-}
-
-/**
- * An instant trigger's webhook: attaching subscribes Make's URL (`POST /v1/hooks`) for the
- * trigger's events and devices and keeps the hook's id to detach it (`DELETE /v1/hooks/{id}`);
- * each delivery `{type, timestamp, data}` becomes one bundle, its `data` (the Event).
- */
-export function webhook(trigger: Trigger): { api: Json; parameters: MakeParameter[]; attach: Json; detach: Json } {
-  const hook = trigger.hook;
-  const body: Json = { ...hook.subscribe.body, target_url: '{{webhook.url}}' };
-  for (const field of trigger.inputFields) {
-    if (field.hookField) body[field.hookField] = `{{ifempty(parameters.${field.key}; null)}}`;
-  }
-  const idPath = hook.unsubscribe.path.replace('{id}', '{{webhook.externalHookId}}');
-  if (idPath === hook.unsubscribe.path) throw new MakeExportError(`trigger ${trigger.id}: the unsubscribe path ${hook.unsubscribe.path} has no {id}`);
-  return {
-    api: { output: '{{body.data}}' },
-    parameters: triggerParameters(trigger),
-    attach: {
-      url: hook.subscribe.path,
-      method: hook.subscribe.method,
-      headers: keyHeaders('api_key'),
-      body,
-      response: {
-        valid: valid('body.id != null and body.secret != null', `${hook.subscribe.method} ${hook.subscribe.path}`, "the hook ('id' and 'secret')"),
-        data: { externalHookId: '{{body.id}}' },
-      },
-    },
-    detach: { url: idPath, method: hook.unsubscribe.method, headers: keyHeaders('api_key') },
-  };
-}
-
-export function instantTriggerCode(trigger: Trigger) {
-  return { api: {}, parameters: [], expect: [], interface: fromOutputFields(trigger.outputFields), samples: trigger.sample };
-}
-
-/** The most events one poll reads (the connector's largest `limit`). */
-export const pollLimit = 500;
-
-/**
- * A polling trigger: the trigger's events newest first. Make remembers the newest `occurred_at`
- * (and id) it has emitted and emits only newer events on the next run, oldest first.
- */
-export function pollingTriggerCode(trigger: Trigger) {
-  const qs: Record<string, unknown> = { ...trigger.polling.query, limit: pollLimit };
-  for (const field of trigger.inputFields) {
-    if (field.pollingParam) qs[field.pollingParam] = queryValue(field.key, field.list, field.required);
-  }
-  return {
-    api: {
-      url: trigger.polling.path,
-      method: trigger.polling.method,
-      headers: keyHeaders('api_key'),
-      qs,
-      response: {
-        valid: valid(
-          listCondition('body', [trigger.dedupeKey, 'type']),
-          `${trigger.polling.method} ${trigger.polling.path}`,
-          `a list of events, each with '${trigger.dedupeKey}' and 'type'`,
-        ),
-        iterate: '{{body}}',
-        output: '{{item}}',
-        trigger: { type: 'date', order: 'desc', id: `{{item.${trigger.dedupeKey}}}`, date: '{{item.occurred_at}}' },
-      },
-    },
-    epoch: {
-      response: {
-        limit: 300,
-        output: { label: '{{item.device.name}}: {{item.previous_status}} → {{item.status}}', date: '{{item.occurred_at}}' },
-      },
-    },
-    parameters: triggerParameters(trigger),
-    expect: [],
-    interface: fromOutputFields(trigger.outputFields),
-    samples: trigger.sample,
   };
 }

@@ -1,6 +1,7 @@
 import { checkBaseUrl } from './export-error.js';
 import type { Manifest } from '../manifest/schema.js';
-import { base, connection, instantTriggerCode, pollingTriggerCode, rpc, searchModuleCode, webhook } from './make-components.js';
+import { base, connection, rpc, searchModuleCode } from './make-components.js';
+import { instantTriggerCode, pollingTriggerCode, webhook } from './make-triggers.js';
 import { checkUnique, connectionName, instantTriggerName, kebabCase, pollingTriggerName, rpcName, searchModuleName, webhookName } from './make-names.js';
 import { appDir, runtimeFiles } from './app-files.js';
 

@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
@@ -10,6 +10,8 @@ import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import { eventTypes, type DeviceEvent, type EventType } from './transitions.js';
 import { snapshotWrites, type SnapshotRow } from './snapshots.js';
+import { countEventsByPeriod } from './event-counts.js';
+import type { EventDeliveries, QueueDeliveries } from './event-deliveries.js';
 
 /** Status-change log lines written before other work gets a turn. */
 const logLinesPerSlice = 200;
@@ -34,23 +36,6 @@ export interface RecentFilter {
 }
 
 export { LeaseLostError, type PollLease } from './watches.js';
-
-/** An event as the webhooks' fan-out takes it: a device event, or an operational one `about` a hook. */
-export type LoggedEvent = { id: string; type: string; device?: { id: string }; about?: string };
-
-/** Queues deliveries of newly logged events to the key's matching hooks, in the logging transaction. */
-export type QueueDeliveries = (trx: Kysely<Tables>, keyHash: string, events: LoggedEvent[], seqOf: Map<string, number>, now: number) => Promise<void>;
-
-/**
- * What the event log asks of the webhooks' deliveries: queue them for new events
- * (webhooks/fan-out.ts queueDeliveries) and, before a retention sweep drops old events, drop
- * their finished deliveries and name the events still pending (webhooks/attempt-log.ts
- * dropDeliveriesOfEvents). Declared here and passed in by services.ts: webhooks/ sits above triggers/.
- */
-export interface EventDeliveries {
-  queue: QueueDeliveries;
-  dropOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[], recent: string): Promise<{ kept: Set<number>; deliveries: number; attempts: number }>;
-}
 
 /**
  * The per-key event log and the poller's snapshot writes. Events are stored as their JSON,
@@ -146,29 +131,12 @@ export class EventLog {
     return rows.map((r) => r.payload);
   }
 
-  /**
-   * Events per type per period (an hour `YYYY-MM-DDTHH`, or a day `YYYY-MM-DD`) of `occurred_at`,
-   * from `from` (inclusive) to `until` (exclusive), both timestamps in the stored form. Counted by
-   * the database with one GROUP BY over the key's events (the `events_key_seq` index narrows it to
-   * the key), so a week of a big fleet's transitions is never read into memory. Periods without
-   * events are absent.
-   */
-  async summary(
+  /** Events per type per period of `occurred_at` (event-counts.ts). */
+  summary(
     keyHash: string,
     filter: { types: string[]; periodLength: 10 | 13; from: string; until: string },
   ): Promise<Array<{ period: string; type: string; count: number }>> {
-    // A literal, not a parameter: PostgreSQL must see the same expression in SELECT and GROUP BY.
-    const period = sql<string>`substr(occurred_at, 1, ${sql.lit(filter.periodLength)})`;
-    const rows = await this.db.kysely
-      .selectFrom('events')
-      .select([period.as('period'), 'type', (eb) => eb.fn.countAll<number | string>().as('count')])
-      .where('key_hash', '=', keyHash)
-      .where('type', 'in', filter.types)
-      .where('occurred_at', '>=', filter.from)
-      .where('occurred_at', '<', filter.until)
-      .groupBy([period, 'type'])
-      .execute();
-    return rows.map((r) => ({ period: r.period, type: r.type, count: Number(r.count) }));
+    return countEventsByPeriod(this.db, keyHash, filter);
   }
 
   /**

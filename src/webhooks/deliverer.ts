@@ -1,46 +1,14 @@
-import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import type { SecretBox } from '../crypto/secret-box.js';
-import type { Clock } from '../time/timestamps.js';
 import { ClaimLoop } from '../background/claim-loop.js';
-import type { AttemptRecord, ClaimResult, DeliveryQueue, Due } from './delivery-queue.js';
-import type { SendResult, WebhookSender } from './sender.js';
+import type { AttemptRecord, ClaimResult, Due } from './delivery-queue.js';
+import type { SendResult } from './sender.js';
 import { rotatedHeaders } from './signing.js';
-import type { Metrics } from '../metrics/metrics.js';
 import { decide } from './retry-policy.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { TargetLanes } from './target-lanes.js';
+import { coalesceMs, lookahead, maxBackoffMs, maxClaim, renewalsPerLease, type DelivererOptions } from './deliverer-options.js';
 
-export interface DelivererOptions {
-  queue: DeliveryQueue;
-  clock: Clock;
-  logger: Logger;
-  box: SecretBox;
-  send: WebhookSender;
-  /** Delays before each retry (WEBHOOK_RETRY_SCHEDULE_MS); after the last, a delivery is dead. */
-  retryScheduleMs: number[];
-  timeoutMs: number;
-  /** Deliveries in flight at once to one target origin (WEBHOOK_TARGET_CONCURRENCY). */
-  perTargetConcurrency: number;
-  /** Deliveries claimed and not yet finished in this replica, all targets together. */
-  maxHeld?: number;
-  /** How often the queue is checked when nothing wakes the deliverer (ms). */
-  idleCheckMs?: number;
-  metrics?: Metrics;
-}
-
-const maxBackoffMs = 10_000;
-/** Slots freed within this many milliseconds are refilled by one claim. */
-const coalesceMs = 2;
-/**
- * Rounds of sends claimed ahead per origin: at least 16 (a lane whose rate is not known yet: the claim of a burst's start), since a lane sends in fair order a slow receiver's long lane delays no other hook, at
- * most 64 for a fast one (the lanes size them by the origin's rate).
- */
-const lookahead = { min: 16, max: 64 };
-/** Candidates looked at by one claim, at most (ids in one statement). */
-const maxClaim = 500;
-/** Held leases are renewed this many times per lease. */
-const renewalsPerLease = 4;
+export type { DelivererOptions };
 
 /**
  * The webhook delivery engine. Its queue is the `deliveries` table (DeliveryQueue), so a
