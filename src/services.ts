@@ -36,7 +36,7 @@ import { CatalogDirectory } from './auth/catalog-directory.js';
 import { KeyUsage } from './auth/key-usage.js';
 import { keyLimits } from './auth/key-limits.js';
 import { RateLimiter } from './auth/rate-limiter.js';
-import { RateLimitStore } from './auth/rate-limit-store.js';
+import { MemoryRateLimitStore, RateLimitStore } from './auth/rate-limit-store.js';
 
 export type { ServiceDeps, Services } from './service-types.js';
 import type { ServiceDeps, Services } from './service-types.js';
@@ -85,7 +85,8 @@ export function buildServices(deps: ServiceDeps): Services {
   const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
   const keyStore = new KeyStore(db, clock);
-  const rateLimits = new RateLimitStore(db);
+  // Shared through PostgreSQL by every replica; in this process for SQLite, which one process serves (docs/keys.md).
+  const rateLimits = db.engine === 'postgres' ? new RateLimitStore(db) : new MemoryRateLimitStore();
   // Upstream keys have no id here: their use is the upstream's to record.
   const keyUsage = new KeyUsage(clock, (uses) => keyStore.recordUse(uses), logger);
   const limits = keyLimits(new RateLimiter(rateLimits, clock, logger), config.RATE_LIMIT_PER_MINUTE, keyUsage);

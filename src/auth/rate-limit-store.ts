@@ -22,7 +22,13 @@ export interface Reservation {
  * token twice, whatever their number: the count can only be too strict, never too generous.
  * The only writer of `rate_limits`.
  */
-export class RateLimitStore {
+/** Where the buckets are kept: the database every replica shares, or this process alone. */
+export interface RateLimitBuckets {
+  reserve(keyHash: string, limitPerMinute: number, wanted: number, nowMs: number): Promise<Reservation>;
+  prune(nowMs: number): Promise<void>;
+}
+
+export class RateLimitStore implements RateLimitBuckets {
   constructor(private readonly db: Db) {}
 
   async reserve(keyHash: string, limitPerMinute: number, wanted: number, nowMs: number): Promise<Reservation> {
@@ -50,5 +56,31 @@ export class RateLimitStore {
       .deleteFrom('rate_limits')
       .where('tat', '<', Math.round(nowMs * 1000) - windowMicros)
       .execute();
+  }
+}
+
+/**
+ * The same buckets in this process's memory, for a SQLite database: one process serves a SQLite
+ * file (several replicas need PostgreSQL), so its count is the whole count, and a request never
+ * waits for SQLite's one writer to take a token (a write per quiet key's request, queued behind
+ * a mass outage's writes, is what the known-key look-up was made write-free to avoid). Same
+ * arithmetic as the database's statement.
+ */
+export class MemoryRateLimitStore implements RateLimitBuckets {
+  private readonly tats = new Map<string, number>();
+
+  async reserve(keyHash: string, limitPerMinute: number, wanted: number, nowMs: number): Promise<Reservation> {
+    const interval = Math.ceil(windowMicros / limitPerMinute);
+    const now = Math.round(nowMs * 1000);
+    const base = Math.max(this.tats.get(keyHash) ?? now, now);
+    const granted = Math.min(wanted, Math.max(0, Math.floor((now + windowMicros - base) / interval)));
+    const tat = base + granted * interval;
+    this.tats.set(keyHash, tat);
+    return { granted, tatMicros: tat };
+  }
+
+  async prune(nowMs: number): Promise<void> {
+    const full = Math.round(nowMs * 1000) - windowMicros;
+    for (const [keyHash, tat] of this.tats) if (tat < full) this.tats.delete(keyHash);
   }
 }

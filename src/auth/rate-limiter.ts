@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Clock } from '../time/timestamps.js';
-import { windowMicros, type RateLimitStore } from './rate-limit-store.js';
+import { windowMicros, type RateLimitBuckets } from './rate-limit-store.js';
 
 /**
  * The per-key rate limit as one replica applies it (docs/keys.md): the key's tokens live in
@@ -56,7 +56,7 @@ export class RateLimiter {
   private readonly buckets = new LRUCache<string, Bucket>({ max: 100_000 });
 
   constructor(
-    private readonly store: RateLimitStore,
+    private readonly store: RateLimitBuckets,
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {}

@@ -37,9 +37,10 @@ afterEach(async () => {
   for (const thing of open.splice(0).reverse()) await thing.close();
 });
 
-async function connector(upstream: FakeUpstream, databasePath: string, env: Record<string, string>): Promise<TestApp> {
+/** A connector whose clock reads the upstream's (a heartbeat ahead of the poll's time is taken as that time). */
+async function connector(upstream: FakeUpstream, databasePath: string, env: Record<string, string>, upstreamClock?: ManualClock): Promise<TestApp> {
   const t = await buildTestApp({
-    clock: new ManualClock(Date.now()),
+    clock: new ManualClock(upstreamClock?.now() ?? Date.now()),
     databasePath,
     keep: true,
     env: { DEVICE_API_URL: upstream.baseUrl, MENU_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '2000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env },
@@ -54,27 +55,30 @@ function verify(receiver: Receiver, index: number, secret: string): Json {
 
 describe('rotating CONNECTOR_SECRET', () => {
   test('hooks keep their signing secret and stored upstream keys keep polling through a rotation', async () => {
-    const upClock = new ManualClock(Date.now());
+    // Three minutes in the past: the connectors' clocks follow it through six minutes, and the
+    // deliveries' timestamps stay within what a Standard Webhooks receiver accepts (5 minutes).
+    const upClock = new ManualClock(Date.now() - 3 * 60_000);
     const upstream = await new FakeUpstream(catalog(), upClock).start();
     const receiver = await new Receiver().start();
     open.push({ close: () => upstream.stop() }, { close: () => receiver.stop() });
     const databasePath = join(mkdtempSync(join(tmpdir(), 'connector-rotation-')), 'connector.db');
 
     // Before: one hook (its signing secret sealed) and Ana's watched key (sealed for polling).
-    const before = await connector(upstream, databasePath, { CONNECTOR_SECRET: oldSecret });
+    const before = await connector(upstream, databasePath, { CONNECTOR_SECRET: oldSecret }, upClock);
     const hook = (await request(before.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201)).body;
     const sealedBefore = await before.value<string>('SELECT key_cipher FROM watches WHERE key_hash = ?', hashKey(keys.ana));
     expect(sealedBefore).toMatch(/^v1\./);
     await before.close();
 
     // Every replica restarted with the new secret and the previous one: it reads what the old one sealed.
-    const during = await connector(upstream, databasePath, { CONNECTOR_SECRET: newSecret, CONNECTOR_SECRET_PREVIOUS: oldSecret });
+    const during = await connector(upstream, databasePath, { CONNECTOR_SECRET: newSecret, CONNECTOR_SECRET_PREVIOUS: oldSecret }, upClock);
     expect(await checkSealedSecrets(during.db, box(newSecret))).toMatchObject({
       current: 0,
       unreadable: { 'hooks.secret_cipher': 1, 'watches.key_cipher': 1 },
     });
     expect(await checkSealedSecrets(during.db, box(newSecret, oldSecret))).toMatchObject({ current: 0, previous: 2, unreadable: {} });
     upClock.advance(fiveMinutes);
+    during.clock.advance(fiveMinutes);
     expect(await during.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
     expect(await during.services.deliverer.runOnce()).toBe(1);
     expect(verify(receiver, 0, hook.secret)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
@@ -87,10 +91,11 @@ describe('rotating CONNECTOR_SECRET', () => {
     await during.close();
 
     // The previous secret dropped: the new one alone opens every stored secret.
-    const after = await connector(upstream, databasePath, { CONNECTOR_SECRET: newSecret });
+    const after = await connector(upstream, databasePath, { CONNECTOR_SECRET: newSecret }, upClock);
     open.push(after);
     expect(await checkSealedSecrets(after.db, box(newSecret))).toEqual({ current: 2, previous: 0, resealed: 0, changedMeanwhile: 0, unreadable: {} });
     upClock.advance(60_000);
+    after.clock.advance(60_000);
     const fresh = formatMicros(upClock.now() * 1000);
     await upstream.inner.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', fresh, frontCounter);
     const pollsBefore = upstream.callsTo('/devices').length;
