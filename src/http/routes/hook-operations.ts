@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { enrolKey } from '../../triggers/device-triggers.js';
-import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
 import { validationError } from '../../errors.js';
 import { parseIso } from '../../time/timestamps.js';
 import { deliveryStates } from '../../webhooks/delivery-log.js';
@@ -8,6 +7,7 @@ import { nextPageUrl } from '../base-url.js';
 import { enumParam, intParam, scalarParam } from '../query.js';
 import { Delivery, DeliveryDetail, DeliveryList, Hook, RecoverCount, RotatedSecret, TestDelivery } from '../responses.js';
 import { defineRoute, type RouteAuth } from '../route.js';
+import { hookDeviceIds, hookEvents } from './hooks.js';
 
 /** docs/webhooks.md, "When something goes wrong": changing, testing and repairing a hook. */
 const auth = { keys: 'device', headers: 'either', scopes: ['hooks:write'], confirmDeviceKey: true } as const satisfies RouteAuth;
@@ -34,31 +34,8 @@ const msOf = (text: string | undefined): number | undefined => (text === undefin
 const patchBody = z
   .strictObject(
     {
-      events: z
-        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), {
-          error: 'events must be an array',
-        })
-        .min(1, 'events must not be empty')
-        .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
-        .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
-        .meta({ uniqueItems: true })
-        .optional()
-        .describe('The event types to deliver from now on.'),
-      device_ids: z
-        .array(
-          z
-            .string({ error: 'device_ids must list strings' })
-            .min(1, 'device_ids must not contain an empty id')
-            .max(200, 'device_ids must be at most 200 characters each'),
-          {
-            error: 'device_ids must be an array of device ids or null',
-          },
-        )
-        .min(1, 'device_ids must not be empty (use null for every device)')
-        .max(1000, 'device_ids must list at most 1000 ids')
-        .nullable()
-        .optional()
-        .describe('Only events of these devices from now on; null = every device the key can read.'),
+      events: hookEvents.optional().describe('The event types to deliver from now on.'),
+      device_ids: hookDeviceIds.optional().describe('Only events of these devices from now on; null = every device the key can read.'),
       enabled: z
         .boolean({ error: 'enabled must be true or false' })
         .optional()

@@ -10,6 +10,31 @@ import { intParam, scalarParam } from '../query.js';
 import { Hook, HookList, NewHook } from '../responses.js';
 import { defineRoute, type Route, type RouteAuth } from '../route.js';
 
+/** A hook's `events` as a body gives them (POST and PATCH alike). */
+export const hookEvents = z
+  .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), {
+    error: 'events must be an array',
+  })
+  .min(1, 'events must not be empty')
+  .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
+  .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
+  .meta({ uniqueItems: true });
+
+/** A hook's `device_ids` as a body gives them (POST and PATCH alike); null = every device. */
+export const hookDeviceIds = z
+  .array(
+    z
+      .string({ error: 'device_ids must list strings' })
+      .min(1, 'device_ids must not contain an empty id')
+      .max(200, 'device_ids must be at most 200 characters each'),
+    {
+      error: 'device_ids must be an array of device ids or null',
+    },
+  )
+  .min(1, 'device_ids must not be empty (use null for every device)')
+  .max(1000, 'device_ids must list at most 1000 ids')
+  .nullable();
+
 /** docs/webhooks.md: REST-hook subscriptions and their delivery log. */
 const auth = { keys: 'device', headers: 'either', scopes: ['hooks:write'], confirmDeviceKey: true } as const satisfies RouteAuth;
 
@@ -44,33 +69,12 @@ function hookBody(allowPrivateTargets: boolean, allowedTargets = false) {
               ? 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address, unless it is one of the targets this instance allows (those may be `http://` and private).'
               : 'Where deliveries are POSTed: `https://`, not resolving to a private, loopback or link-local address.',
         ),
-      events: z
-        .array(z.enum(hookEventTypeTuple, { error: `events must list ${hookEventTypes.join(', ').replace(/, ([^,]+)$/, ' and/or $1')}` }), {
-          error: 'events must be an array',
-        })
-        .min(1, 'events must not be empty')
-        .max(hookEventTypes.length, `events must list at most ${hookEventTypes.length} event types`)
-        .refine((events) => new Set(events).size === events.length, 'events must not repeat an event type')
-        .meta({ uniqueItems: true })
+      events: hookEvents
         .optional()
         .describe(
           'Event types to deliver; default both device types. `hook.disabled` and `delivery.dead` (operational events of the key\u2019s other hooks) only when listed.',
         ),
-      device_ids: z
-        .array(
-          z
-            .string({ error: 'device_ids must list strings' })
-            .min(1, 'device_ids must not contain an empty id')
-            .max(200, 'device_ids must be at most 200 characters each'),
-          {
-            error: 'device_ids must be an array of device ids or null',
-          },
-        )
-        .min(1, 'device_ids must not be empty (use null for every device)')
-        .max(1000, 'device_ids must list at most 1000 ids')
-        .nullable()
-        .optional()
-        .describe('Only events of these devices; null or absent = every device the key can read.'),
+      device_ids: hookDeviceIds.optional().describe('Only events of these devices; null or absent = every device the key can read.'),
     },
     { error: 'body must be a JSON object' },
   );
