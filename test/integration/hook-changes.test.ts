@@ -1,11 +1,10 @@
-import { afterEach, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
-import { Receiver } from '../helpers/receiver.js';
-import { catalog, keys } from '../fixtures/catalog.js';
+import type { TestApp } from '../helpers/app.js';
+import { hookCalls, hookKit } from '../helpers/hook-kit.js';
+import { keys } from '../fixtures/catalog.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { hashKey } from '../../src/auth/keys.js';
 
@@ -25,35 +24,8 @@ interface Hook {
   device_ids: string[] | null;
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function app(env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await buildTestApp({ clock: new ManualClock(Date.now() - timeoutMs), dataset: catalog(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env } });
-  cleanups.push(() => t.close());
-  return t;
-}
-
-async function receiver(): Promise<Receiver> {
-  const r = await new Receiver().start();
-  cleanups.push(() => r.stop());
-  return r;
-}
-
-const call = (t: TestApp, key = keys.ana) => ({
-  post: (path: string, body?: unknown) => {
-    const req = request(t.app).post(path).set('X-API-Key', key);
-    return body === undefined ? req : req.send(body as object);
-  },
-  patch: (path: string, body: unknown) =>
-    request(t.app)
-      .patch(path)
-      .set('X-API-Key', key)
-      .send(body as object),
-  get: (path: string) => request(t.app).get(path).set('X-API-Key', key),
-});
+const { app, receiver, cleanups } = hookKit(timeoutMs);
+const call = hookCalls;
 
 async function subscribe(t: TestApp, url: string, extra: Record<string, unknown> = {}): Promise<Hook> {
   return (

@@ -1,10 +1,11 @@
-import { afterEach, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
-import { Receiver } from '../helpers/receiver.js';
+import type { TestApp } from '../helpers/app.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { hookCalls, hookKit } from '../helpers/hook-kit.js';
 import { turnsDuring } from '../helpers/event-loop.js';
-import { catalog, keys } from '../fixtures/catalog.js';
+import { keys } from '../fixtures/catalog.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 
@@ -33,35 +34,8 @@ interface Item {
   delivery_status: string;
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function app(env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await buildTestApp({ clock: new ManualClock(Date.now() - timeoutMs), dataset: catalog(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env } });
-  cleanups.push(() => t.close());
-  return t;
-}
-
-async function receiver(): Promise<Receiver> {
-  const r = await new Receiver().start();
-  cleanups.push(() => r.stop());
-  return r;
-}
-
-const call = (t: TestApp, key = keys.ana) => ({
-  post: (path: string, body?: unknown) => {
-    const req = request(t.app).post(path).set('X-API-Key', key);
-    return body === undefined ? req : req.send(body as object);
-  },
-  patch: (path: string, body: unknown) =>
-    request(t.app)
-      .patch(path)
-      .set('X-API-Key', key)
-      .send(body as object),
-  get: (path: string) => request(t.app).get(path).set('X-API-Key', key),
-});
+const { app, receiver } = hookKit(timeoutMs);
+const call = hookCalls;
 
 async function subscribe(t: TestApp, url: string): Promise<Hook> {
   return (await call(t).post('/v1/hooks', { target_url: url }).expect(201)).body as Hook;
