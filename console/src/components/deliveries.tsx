@@ -4,6 +4,7 @@ import { when } from '../format';
 import { useAction, useApi } from '../use-api';
 import { Badge, ErrorMessage, Loading } from './status';
 import { DeliveryDetail } from './delivery-detail';
+import { Pager, useCursorPages } from './pager';
 
 /** A delivery as `GET /v1/hooks/{id}/deliveries` lists it: its latest attempt's fields plus its id. */
 export interface DeliveryItem {
@@ -31,12 +32,11 @@ export function Deliveries({ base, version }: { base: string; version: number })
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
   const [filters, setFilters] = useState({ status: '', event_id: '', since: '', until: '' });
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const [page, setPage] = useState(0);
+  const pages = useCursorPages();
   const [openId, setOpenId] = useState<string | null>(null);
   const [resent, setResent] = useState(0);
   const list = useApi(() => {
-    const from = cursors[page];
+    const from = pages.cursor;
     if (from) return api<DeliveryItem[]>(from);
     return api<DeliveryItem[]>(`${base}/deliveries`, {
       query: {
@@ -47,7 +47,7 @@ export function Deliveries({ base, version }: { base: string; version: number })
         until: isoOrUndefined(filters.until),
       },
     });
-  }, [base, filters, page, cursors, version, resent]);
+  }, [base, filters, pages.page, pages.cursor, version, resent]);
   const resend = useAction(async (id: string) => {
     await api(`${base}/deliveries/${encodeURIComponent(id)}/resend`, { method: 'POST' });
     setResent((n) => n + 1);
@@ -57,8 +57,7 @@ export function Deliveries({ base, version }: { base: string; version: number })
   const apply = (e: Event) => {
     e.preventDefault();
     setFilters({ status, event_id: eventId.trim(), since, until });
-    setCursors([null]);
-    setPage(0);
+    pages.reset();
   };
 
   return (
@@ -153,22 +152,7 @@ export function Deliveries({ base, version }: { base: string; version: number })
           </table>
         </div>
       )}
-      <div class="pager">
-        <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
-          Previous deliveries
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!list.data?.next}
-          onClick={() => {
-            setCursors((c) => [...c.slice(0, page + 1), list.data!.next]);
-            setPage(page + 1);
-          }}
-        >
-          Next deliveries
-        </button>
-      </div>
+      <Pager pages={pages} next={list.data?.next} noun="deliveries" />
       {openId && <DeliveryDetail key={`${openId}-${resent}`} base={base} deliveryId={openId} onClose={() => setOpenId(null)} />}
     </section>
   );

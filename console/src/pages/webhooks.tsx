@@ -5,18 +5,18 @@ import { CreateHook } from '../components/create-hook';
 import { HookDetail, type Hook } from '../components/hook-detail';
 import { when } from '../format';
 import { useApi } from '../use-api';
+import { Pager, useCursorPages } from '../components/pager';
 
 const pageSize = 20;
 
 /** The key's hooks, a page at a time (`GET /v1/hooks?limit=`, `Link` for the next), and one opened below. */
 export function WebhooksPage() {
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const [page, setPage] = useState(0);
+  const pages = useCursorPages();
   const [openId, setOpenId] = useState<string | null>(null);
   const hooks = useApi(() => {
-    const from = cursors[page];
+    const from = pages.cursor;
     return from ? api<Hook[]>(from) : api<Hook[]>('/v1/hooks', { query: { limit: pageSize } });
-  }, [page, cursors]);
+  }, [pages.page, pages.cursor]);
   const refresh = () => hooks.reload();
   const open = hooks.data?.data.find((h) => h.id === openId) ?? null;
 
@@ -26,8 +26,7 @@ export function WebhooksPage() {
       <CreateHook
         onCreated={(hook) => {
           setOpenId(hook.id);
-          setCursors([null]);
-          setPage(0);
+          pages.reset();
           hooks.reload();
         }}
       />
@@ -78,22 +77,7 @@ export function WebhooksPage() {
             </table>
           </div>
         )}
-        <div class="pager">
-          <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
-            Previous hooks
-          </button>
-          <button
-            type="button"
-            class="secondary"
-            disabled={!hooks.data?.next}
-            onClick={() => {
-              setCursors((c) => [...c.slice(0, page + 1), hooks.data!.next]);
-              setPage(page + 1);
-            }}
-          >
-            Next hooks
-          </button>
-        </div>
+        <Pager pages={pages} next={hooks.data?.next} noun="hooks" />
       </section>
       {open && (
         <HookDetail
