@@ -11,7 +11,7 @@ const layers = [
   ['crypto', 'errors.ts', 'metrics'],
   ['auth', 'cache', 'dataset'],
   ['upstream', 'manifest', 'menus'],
-  ['sources'],
+  ['sources', 'health'],
   ['options'],
   ['triggers'],
   ['webhooks'],

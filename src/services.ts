@@ -1,7 +1,6 @@
 import { embeddedKeyVerifier } from './auth/embedded-keys.js';
 import { FailedAttempts } from './auth/failed-attempts.js';
 import { CachedLoader } from './cache/cached-loader.js';
-import { AppError } from './errors.js';
 import { loadManifest } from './manifest/load.js';
 import { OptionsService } from './options/service.js';
 import { DatabaseDeviceOptions } from './options/database-options.js';
@@ -37,17 +36,18 @@ import { KeyUsage } from './auth/key-usage.js';
 import { keyLimits } from './auth/key-limits.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { MemoryRateLimitStore, RateLimitStore } from './auth/rate-limit-store.js';
+import { keyHousekeeping } from './auth/housekeeping.js';
+import { Lifecycle } from './background/lifecycle.js';
+import { readinessChecks } from './health/readiness.js';
+import { keyConfirmation } from './sources/key-confirmation.js';
 
 export type { ServiceDeps, Services } from './service-types.js';
 import type { ServiceDeps, Services } from './service-types.js';
 
-const recentAnswerMs = 60_000;
-/** /readyz waits this long for each check (the database, each upstream) before calling it not answering. */
-const readinessTimeoutMs = 2000;
-/** How often this replica forgets ended failed-attempt windows. */
-const housekeepingMs = 60_000;
-
-/** The composition root: picks embedded or upstream per area and wires caches around them. */
+/**
+ * The composition root: picks embedded or upstream per area, wires caches around them and
+ * hands each part what it needs; the behaviour lives in the parts' own folders.
+ */
 export function buildServices(deps: ServiceDeps): Services {
   const { config, logger, clock, db } = deps;
   const verdicts = new KeyVerdicts(clock, config.OPTIONS_CACHE_TTL_MS);
@@ -126,16 +126,17 @@ export function buildServices(deps: ServiceDeps): Services {
     metrics,
   });
 
-  let housekeeping: NodeJS.Timeout | null = null;
-  const stopping = new Set<string>();
-  const stopPart = async (name: string, stop: () => Promise<void>) => {
-    stopping.add(name);
-    try {
-      await stop();
-    } finally {
-      stopping.delete(name);
-    }
-  };
+  // Stopped together (docs/service.md, shutdown); the last minute's key uses are written before the database closes.
+  const lifecycle = new Lifecycle(
+    [
+      { name: 'poller', start: () => poller.start(), stop: (requestGraceMs) => poller.stop(requestGraceMs) },
+      { name: 'deliverer', start: () => deliverer.start(), stop: () => deliverer.stop() },
+      { name: 'recovers', start: () => undefined, stop: () => hookOps.stop() },
+      { name: 'retention', start: () => retention.start(), stop: () => retention.stop() },
+      keyHousekeeping({ failedAttempts, rateLimits, keyUsage, clock, logger }),
+    ],
+    () => keyUsage.flush(),
+  );
   return {
     config,
     logger,
@@ -149,18 +150,7 @@ export function buildServices(deps: ServiceDeps): Services {
       menu: menuClient ? upstreamVerify : embeddedVerify,
       me: menuClient || deviceClient ? upstreamVerify : embeddedVerify,
     },
-    async confirmKey(principal) {
-      try {
-        if (menuClient) await menus.listMenus(principal);
-        else await devices.list(principal, { page: 1, pageSize: 1 });
-      } catch (err) {
-        // A 403 still means the upstream knows the key.
-        if (!(err instanceof AppError && err.code === 'invalid_scopes')) throw err;
-      }
-    },
-    async confirmDeviceKey(principal) {
-      if (principal.scopes === null) await devices.list(principal, { page: 1, pageSize: 1 });
-    },
+    ...keyConfirmation(devices, menus),
     options: new OptionsService(
       { devices: rawDevices, menus: rawMenus },
       {
@@ -186,63 +176,9 @@ export function buildServices(deps: ServiceDeps): Services {
     hookOps,
     targets,
     metrics,
-    start() {
-      poller.start();
-      deliverer.start();
-      retention.start();
-      housekeeping = setInterval(() => {
-        const skipped = (err: unknown) => logger.debug({ err: (err as Error).message }, 'housekeeping skipped');
-        void failedAttempts.prune().catch(skipped);
-        void rateLimits.prune(clock.now()).catch(skipped);
-        void keyUsage.flush();
-      }, housekeepingMs);
-      housekeeping.unref();
-    },
-    async readiness() {
-      // Every check at once, each bounded: the answer comes within readinessTimeoutMs whatever
-      // the database and the upstreams do (docs/service.md).
-      const bounded = (work: Promise<boolean>, failed: string) =>
-        withTimeout(work, readinessTimeoutMs).then(
-          (ok) => (ok ? 'ok' : failed),
-          (err: unknown) => (err instanceof TimeoutError ? 'not answering' : failed),
-        );
-      const upstream = (c: UpstreamClient, probePath: string) =>
-        bounded(c.sinceLastAnswer() < recentAnswerMs ? Promise.resolve(true) : c.probe(probePath), 'not answering');
-      const checks: Array<[string, Promise<string>]> = [
-        [
-          'database',
-          bounded(
-            db.ping().then(() => true),
-            'unavailable',
-          ),
-        ],
-      ];
-      if (deviceClient) checks.push(['device_upstream', upstream(deviceClient, '/devices?page_size=1')]);
-      if (menuClient) checks.push(['menu_upstream', upstream(menuClient, '/v1/menus')]);
-      return Object.fromEntries(await Promise.all(checks.map(async ([name, check]) => [name, await check] as const)));
-    },
-    async close(requestGraceMs = 0) {
-      if (housekeeping) clearInterval(housekeeping);
-      // Together: the deliverer stops sending while the polls wind down, not after.
-      await Promise.all([
-        stopPart('poller', () => poller.stop(requestGraceMs)),
-        stopPart('deliverer', () => deliverer.stop()),
-        stopPart('recovers', () => hookOps.stop()),
-        stopPart('retention', () => retention.stop()),
-      ]);
-      // The last minute's key uses, before the database closes.
-      await keyUsage.flush();
-    },
-    stillStopping: () => [...stopping],
+    start: () => lifecycle.start(),
+    readiness: readinessChecks(db, { device: deviceClient, menu: menuClient }),
+    close: (requestGraceMs = 0) => lifecycle.stop(requestGraceMs),
+    stillStopping: () => lifecycle.stillStopping(),
   };
-}
-
-class TimeoutError extends Error {}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError()), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
