@@ -27,6 +27,13 @@ export interface Db {
    */
   transaction<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
   /**
+   * Inside `trx`: waits until no other transaction holds the lock called `name`, then holds it
+   * to the end of `trx`, so transactions that take the same name run one after another, across
+   * replicas (PostgreSQL: an advisory transaction lock). SQLite: nothing to take, its one writer
+   * already runs every transaction alone.
+   */
+  lockKey(trx: Kysely<Tables>, name: string): Promise<void>;
+  /**
    * After a bulk write (`rowsWritten` ≥ 1,000) on PostgreSQL: renews the planner's statistics of
    * `tables` now, not when autovacuum next looks (a minute on, or never where it is off), so the
    * next statements walk the indexes instead of sorting whole tables. `executor`: a transaction
@@ -127,6 +134,7 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
           throw err;
         }
       }),
+    lockKey: async () => undefined,
     refreshStatistics: async () => undefined,
     truncateLog: async () => {
       // The writer may be adding to the log as it is copied: a few tries, a moment apart.
@@ -199,6 +207,9 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
     engine: 'postgres',
     kysely,
     transaction: (fn) => kysely.transaction().execute(fn),
+    lockKey: async (trx, name) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+    },
     refreshStatistics: async (tables, rowsWritten, executor = kysely) => {
       if (rowsWritten < bulkRows || tables.length === 0) return;
       await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
