@@ -14,8 +14,10 @@ export type { Engine };
 
 /**
  * Everything the connector stores, on either engine. Stores use `kysely` for single
- * statements and `transaction` for several that must land together; nothing above the
- * stores knows which engine runs, except where SQL truly differs (`engine`).
+ * statements and `transaction` for several that must land together. Code above db/ only hands
+ * `engine` back to db/ (its dialect helpers, `inSlices`, and `byEngine` where services.ts picks
+ * a store per engine): it asks for an operation, never compares engines (docs/architecture.md,
+ * "The data layer").
  */
 export interface Db {
   readonly engine: Engine;
