@@ -30,7 +30,7 @@ export class DeliveryQueue {
 
   /**
    * Records `options.records` and leases the next due deliveries, in fair order, at most
-   * `rooms` (or `fresh`) per origin, in one transaction (`DeliveryStore.claimDue`).
+   * `rooms` (or `fresh`) per origin, together (`DeliveryStore.claimDue`).
    */
   async claimRound(options: ClaimOptions): Promise<ClaimResult> {
     const round = await this.store.claimDue(this.clock.now(), options);

@@ -21,7 +21,8 @@ import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-t
 export interface DeliveryStore {
   /**
    * Records `options.records` (as `recordOutcomes`) and then leases the next due deliveries
-   * (`now`: ms), in one transaction. A delivery recorded by the call is not leased by it.
+   * (`now`: ms), in one transaction (PostgreSQL commits a batch with a 410 among it on its own
+   * first). A delivery recorded by the call is not leased by it.
    */
   claimDue(now: number, options: ClaimOptions): Promise<ClaimResult>;
   /** Records finished attempts, in one transaction. */
