@@ -18,6 +18,9 @@ import { SnapshotStore } from './triggers/snapshots.js';
 import { EventLog } from './triggers/event-log.js';
 import { DeviceStatusPoller } from './triggers/poller.js';
 import { WatchStore } from './triggers/watches.js';
+import { SqliteWatchQueue } from './triggers/sqlite-watch-queue.js';
+import type { WatchQueue } from './triggers/watch-queue.js';
+import { PostgresWatchQueue } from './triggers/postgres-watch-queue.js';
 import { HookStore, hookWrites } from './webhooks/hook-store.js';
 import { queueDeliveries } from './webhooks/fan-out.js';
 import { dropDeliveriesOfEvents } from './webhooks/attempt-log.js';
@@ -26,6 +29,9 @@ import { OperationalEvents } from './webhooks/operational-events.js';
 import { RetentionSweeper } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
+import { SqliteDeliveryStore } from './webhooks/sqlite-delivery-store.js';
+import type { DeliveryStore } from './webhooks/delivery-store.js';
+import { PostgresDeliveryStore } from './webhooks/postgres-delivery-store.js';
 import { httpWebhookSender } from './webhooks/sender.js';
 import { targetPolicy } from './webhooks/target-guard.js';
 import { Metrics } from './metrics/metrics.js';
@@ -35,7 +41,8 @@ import { CatalogDirectory } from './auth/catalog-directory.js';
 import { KeyUsage } from './auth/key-usage.js';
 import { keyLimits } from './auth/key-limits.js';
 import { RateLimiter } from './auth/rate-limiter.js';
-import { MemoryRateLimitStore, RateLimitStore } from './auth/rate-limit-store.js';
+import { MemoryRateLimitStore, RateLimitStore, type RateLimitBuckets } from './auth/rate-limit-store.js';
+import { byEngine } from './db/engine.js';
 import { keyHousekeeping } from './auth/housekeeping.js';
 import { Lifecycle } from './background/lifecycle.js';
 import { readinessChecks } from './health/readiness.js';
@@ -80,13 +87,16 @@ export function buildServices(deps: ServiceDeps): Services {
   const upstreamVerify = upstreamKeyVerifier(verdicts);
   const box = connectorSecretBox(config, logger);
   // The watches and the event log reach the key's hooks and deliveries through these (webhooks/ sits above triggers/).
-  const watches = new WatchStore(db, box, clock, hookWrites);
+  // Each queue's engine-specific store, picked once here (the domain code never asks for the engine).
+  const watchQueue = byEngine<WatchQueue>(db.engine, { sqlite: () => new SqliteWatchQueue(db), postgres: () => new PostgresWatchQueue(db) });
+  const deliveryStore = byEngine<DeliveryStore>(db.engine, { sqlite: () => new SqliteDeliveryStore(db), postgres: () => new PostgresDeliveryStore(db) });
+  const watches = new WatchStore(db, box, clock, hookWrites, watchQueue);
   const eventLog = new EventLog(db, clock, { queue: queueDeliveries, dropOfEvents: dropDeliveriesOfEvents }, logger);
-  const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
+  const deliveryQueue = new DeliveryQueue(db, deliveryStore, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
   const keyStore = new KeyStore(db, clock);
   // Shared through PostgreSQL by every replica; in this process for SQLite, which one process serves (docs/keys.md).
-  const rateLimits = db.engine === 'postgres' ? new RateLimitStore(db) : new MemoryRateLimitStore();
+  const rateLimits = byEngine<RateLimitBuckets>(db.engine, { sqlite: () => new MemoryRateLimitStore(), postgres: () => new RateLimitStore(db) });
   // Upstream keys have no id here: their use is the upstream's to record.
   const keyUsage = new KeyUsage(clock, (uses) => keyStore.recordUse(uses), logger);
   const limits = keyLimits(new RateLimiter(rateLimits, clock, logger), config.RATE_LIMIT_PER_MINUTE, keyUsage);

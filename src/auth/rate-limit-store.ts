@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { greatest, least } from '../db/dialect.js';
 
 /** The one-minute window of every per-key limit, in microseconds. */
 export const windowMicros = 60_000_000;
@@ -37,11 +38,11 @@ export class RateLimitStore implements RateLimitBuckets {
     const now = Math.round(nowMs * 1000);
     const first = Math.min(wanted, limitPerMinute);
     const int = (value: number) => sql`CAST(${value} AS BIGINT)`;
-    const [greatest, least] = this.db.engine === 'postgres' ? [sql.raw('GREATEST'), sql.raw('LEAST')] : [sql.raw('max'), sql.raw('min')];
+    const engine = this.db.engine;
     // What the bucket holds at `now` (whole tokens; never negative, even with a replica whose clock is behind).
-    const base = sql`${greatest}(rate_limits.tat, ${int(now)})`;
-    const available = sql`${greatest}(${int(0)}, (${int(now + windowMicros)} - ${base}) / ${int(interval)})`;
-    const granted = sql`${least}(${int(wanted)}, ${available})`;
+    const base = greatest(engine, sql`rate_limits.tat`, int(now));
+    const available = greatest(engine, int(0), sql`(${int(now + windowMicros)} - ${base}) / ${int(interval)}`);
+    const granted = least(engine, int(wanted), available);
     const result = await sql<{ tat: number | string; granted: number | string }>`
       INSERT INTO rate_limits (key_hash, tat, granted) VALUES (${keyHash}, ${int(now + first * interval)}, ${int(first)})
       ON CONFLICT (key_hash) DO UPDATE SET tat = ${base} + ${granted} * ${int(interval)}, granted = ${granted}

@@ -14,8 +14,10 @@ export type { Engine };
 
 /**
  * Everything the connector stores, on either engine. Stores use `kysely` for single
- * statements and `transaction` for several that must land together; nothing above the
- * stores knows which engine runs, except where SQL truly differs (`engine`).
+ * statements and `transaction` for several that must land together. Code above db/ only hands
+ * `engine` back to db/ (its dialect helpers, `inSlices`, and `byEngine` where services.ts picks
+ * a store per engine): it asks for an operation, never compares engines (docs/architecture.md,
+ * "The data layer").
  */
 export interface Db {
   readonly engine: Engine;
@@ -26,6 +28,13 @@ export interface Db {
    * `fn`, use only `trx` (on SQLite the one connection is held until `fn` ends).
    */
   transaction<T>(fn: (trx: Kysely<Tables>) => Promise<T>): Promise<T>;
+  /**
+   * Inside `trx`: waits until no other transaction holds the lock called `name`, then holds it
+   * to the end of `trx`, so transactions that take the same name run one after another, across
+   * replicas (PostgreSQL: an advisory transaction lock). SQLite: nothing to take, its one writer
+   * already runs every transaction alone.
+   */
+  lockKey(trx: Kysely<Tables>, name: string): Promise<void>;
   /**
    * After a bulk write (`rowsWritten` ≥ 1,000) on PostgreSQL: renews the planner's statistics of
    * `tables` now, not when autovacuum next looks (a minute on, or never where it is off), so the
@@ -127,6 +136,7 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
           throw err;
         }
       }),
+    lockKey: async () => undefined,
     refreshStatistics: async () => undefined,
     truncateLog: async () => {
       // The writer may be adding to the log as it is copied: a few tries, a moment apart.
@@ -199,6 +209,9 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
     engine: 'postgres',
     kysely,
     transaction: (fn) => kysely.transaction().execute(fn),
+    lockKey: async (trx, name) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+    },
     refreshStatistics: async (tables, rowsWritten, executor = kysely) => {
       if (rowsWritten < bulkRows || tables.length === 0) return;
       await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);

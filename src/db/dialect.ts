@@ -10,3 +10,13 @@ import type { Engine } from './engine.js';
 export function containsText(engine: Engine, column: string, needle: string): RawBuilder<boolean> {
   return engine === 'postgres' ? sql<boolean>`strpos(${sql.ref(column)}, ${needle}) > 0` : sql<boolean>`instr(${sql.ref(column)}, ${needle}) > 0`;
 }
+
+/** The largest of `values` (PostgreSQL's GREATEST, SQLite's many-argument max). */
+export function greatest<T>(engine: Engine, ...values: RawBuilder<T>[]): RawBuilder<T> {
+  return sql<T>`${sql.raw(engine === 'postgres' ? 'GREATEST' : 'max')}(${sql.join(values)})`;
+}
+
+/** The smallest of `values` (PostgreSQL's LEAST, SQLite's many-argument min). */
+export function least<T>(engine: Engine, ...values: RawBuilder<T>[]): RawBuilder<T> {
+  return sql<T>`${sql.raw(engine === 'postgres' ? 'LEAST' : 'min')}(${sql.join(values)})`;
+}

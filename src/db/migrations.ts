@@ -209,7 +209,7 @@ export const migrations: Array<(t: Types) => string> = [
   `,
   (t) => `
   -- The deliverer's claim in fair order straight from one index on PostgreSQL too
-  -- (webhooks/pg-delivery-statement.ts).
+  -- (webhooks/postgres-delivery-store.ts).
   ${t.fairOrderIndex}
   `,
   (t) => `

@@ -1,10 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
-import { chunks } from '../db/chunks.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
+import { watchColumns as columns, watchedAt, type Watch, type WatchQueue } from './watch-queue.js';
+
+export type { Watch };
 
 /**
  * The writes to a key's hooks that go with its watch, in the same transaction: paused with it,
@@ -14,14 +16,6 @@ import type { Clock } from '../time/timestamps.js';
 export interface KeyHooks {
   pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<void>;
   resumeKey(trx: Kysely<Tables>, keyHash: string): Promise<void>;
-}
-
-export interface Watch {
-  key_hash: string;
-  user_id: string | null;
-  key_cipher: string | null;
-  baseline_at: number | null;
-  paused_reason: string | null;
 }
 
 /** The lease a request takes at enrolment for its own poll of the key (the poller's replica id and lease length). */
@@ -80,16 +74,6 @@ export const watchWrites = {
   },
 };
 
-const dayMs = 86_400_000;
-const columns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
-
-/**
- * A disabled hook keeps its key watched: the events it misses are still logged, so enabling it
- * and a recover deliver them (docs/webhooks.md, "When something goes wrong"), until the hook is
- * deleted a retention period after it was disabled.
- */
-const watchedHookStatuses = ['active', 'disabled'] as const;
-
 /**
  * Keys whose devices the poller watches (docs/triggers.md): a key is watched while it has an
  * active (or disabled) hook or called the polling trigger in the last 24 hours. Embedded mode remembers
@@ -97,7 +81,8 @@ const watchedHookStatuses = ['active', 'disabled'] as const;
  *
  * Replicas share the watches through leases: `claim` hands a key to one replica until its
  * lease ends, and the poll that follows moves the key's `next_poll_at` one interval on, so a
- * key is polled once per interval whichever replica polls it.
+ * key is polled once per interval whichever replica polls it. The leases are the engine's
+ * `WatchQueue` (watch-queue.ts), chosen once by services.ts.
  */
 export class WatchStore {
   constructor(
@@ -105,6 +90,7 @@ export class WatchStore {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly keyHooks: KeyHooks,
+    private readonly queue: WatchQueue,
   ) {}
 
   /**
@@ -165,70 +151,20 @@ export class WatchStore {
   /**
    * Leases up to `limit` watched keys to `owner` until `leaseMs` from now: keys not paused,
    * with an active hook or a trigger call in the last day, not leased by another replica, and
-   * (unless `all`) due. PostgreSQL skips rows another replica is claiming at this instant.
+   * (unless `all`) due (`WatchQueue.claimDue`).
    */
-  async claim(owner: string, options: { limit: number; leaseMs: number; all?: boolean }): Promise<Watch[]> {
-    const now = this.clock.now();
-    return this.db.transaction(async (trx) => {
-      const rows = await trx
-        .selectFrom('watches as w')
-        .select(columns)
-        .where('w.paused_reason', 'is', null)
-        .where('w.leased_until', '<=', now)
-        .$if(!options.all, (q) => q.where('w.next_poll_at', '<=', now))
-        .where((eb) =>
-          eb.or([
-            eb('w.last_trigger_at', '>', now - dayMs),
-            eb.exists(
-              eb
-                .selectFrom('hooks as h')
-                .select(sql`1`.as('one'))
-                .whereRef('h.key_hash', '=', 'w.key_hash')
-                .where('h.status', 'in', watchedHookStatuses),
-            ),
-          ]),
-        )
-        .orderBy('w.next_poll_at')
-        .limit(options.limit)
-        .$if(this.db.engine === 'postgres', (q) => q.forUpdate().skipLocked())
-        .execute();
-      if (rows.length > 0) {
-        await trx
-          .updateTable('watches')
-          .set({ leased_until: now + options.leaseMs, lease_owner: owner })
-          .where(
-            'key_hash',
-            'in',
-            rows.map((r) => r.key_hash),
-          )
-          .execute();
-      }
-      return rows;
-    });
+  claim(owner: string, options: { limit: number; leaseMs: number; all?: boolean }): Promise<Watch[]> {
+    return this.queue.claimDue(owner, this.clock.now(), options);
   }
 
   /** Moves on the leases `owner` still holds on `keys` (polls under way) to `leaseMs` from now. */
-  async renew(owner: string, keys: string[], leaseMs: number): Promise<void> {
-    const until = this.clock.now() + leaseMs;
-    for (const part of chunks(keys)) {
-      await this.db.kysely
-        .updateTable('watches')
-        .set({ leased_until: until })
-        .where('key_hash', 'in', part)
-        .where('lease_owner', '=', owner)
-        .where('leased_until', '>', 0)
-        .execute();
-    }
+  renew(owner: string, keys: string[], leaseMs: number): Promise<void> {
+    return this.queue.renewLeases(owner, keys, this.clock.now() + leaseMs);
   }
 
   /** Ends a lease without a recorded poll (a failed poll): the key is due again after `delayMs`. */
-  async release(keyHash: string, owner: string, nextPollAt: number): Promise<void> {
-    await this.db.kysely
-      .updateTable('watches')
-      .set({ leased_until: 0, lease_owner: null, next_poll_at: nextPollAt })
-      .where('key_hash', '=', keyHash)
-      .where('lease_owner', '=', owner)
-      .execute();
+  release(keyHash: string, owner: string, nextPollAt: number): Promise<void> {
+    return this.queue.releaseLease(keyHash, owner, nextPollAt);
   }
 
   /** How long the most overdue watched key has waited past its poll time (0 when none is), for metrics. */
@@ -239,18 +175,7 @@ export class WatchStore {
       .select((eb) => eb.fn.min('w.next_poll_at').as('next'))
       .where('w.paused_reason', 'is', null)
       .where('w.leased_until', '<=', now)
-      .where((eb) =>
-        eb.or([
-          eb('w.last_trigger_at', '>', now - dayMs),
-          eb.exists(
-            eb
-              .selectFrom('hooks as h')
-              .select(sql`1`.as('one'))
-              .whereRef('h.key_hash', '=', 'w.key_hash')
-              .where('h.status', 'in', watchedHookStatuses),
-          ),
-        ]),
-      )
+      .where(watchedAt(now))
       .executeTakeFirst();
     return row?.next === null || row?.next === undefined ? 0 : Math.max(0, now - Number(row.next));
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { inSlices } from '../db/slices.js';
@@ -75,9 +75,9 @@ export class HookStore {
     private readonly secretOverlapMs = 86_400_000,
   ) {}
 
-  /** Under a per-key lock on PostgreSQL (SQLite's one writer serialises anyway): the limit and identities hold across replicas. */
+  /** Under a per-key lock (Db.lockKey): the limit and identities hold across replicas. */
   private async lockKey(trx: Kysely<Tables>, keyHash: string): Promise<void> {
-    if (this.db.engine === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${`hooks:${keyHash}`}))`.execute(trx);
+    await this.db.lockKey(trx, `hooks:${keyHash}`);
   }
 
   /** 409 when the key already holds `maxPerKey` hooks that are not disabled. */

@@ -14,18 +14,18 @@ const srcDir = join(projectRoot, 'src');
 
 const writers: Record<string, string[]> = {
   hooks: ['webhooks/hook-store.ts'],
-  watches: ['triggers/watches.ts'],
+  watches: ['triggers/postgres-watch-queue.ts', 'triggers/sqlite-watch-queue.ts', 'triggers/watch-queue.ts', 'triggers/watches.ts'],
   events: ['triggers/event-log.ts'],
   device_snapshots: ['triggers/snapshots.ts'],
   deliveries: [
     'webhooks/attempt-log.ts',
-    'webhooks/claim.ts',
-    'webhooks/delivery-queue.ts',
+    'webhooks/delivery-store.ts',
     'webhooks/fan-out.ts',
-    'webhooks/pg-delivery-statement.ts',
+    'webhooks/postgres-delivery-store.ts',
     'webhooks/redelivery.ts',
+    'webhooks/sqlite-delivery-store.ts',
   ],
-  delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/pg-delivery-statement.ts', 'webhooks/redelivery.ts'],
+  delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/postgres-delivery-store.ts', 'webhooks/redelivery.ts'],
   api_keys: ['auth/key-store.ts'],
   rate_limits: ['auth/rate-limit-store.ts'],
 };

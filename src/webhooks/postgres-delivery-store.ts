@@ -1,26 +1,54 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { formatMicros } from '../time/timestamps.js';
+import { recordAttempts } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
+import { releaseDeliveryLeases, renewDeliveryLeases, type DeliveryStore } from './delivery-store.js';
 import { retryPlace } from './fan-out.js';
 
 /**
- * The deliverer's work on PostgreSQL in one statement per round: the finished attempts
- * recorded (each delivery's new state and its attempt log line) and the next due deliveries
- * leased, with what it takes to send them. One statement is one transaction and one round
- * trip, however many deliveries it carries; every list travels as one array parameter, so
- * the statement's text (and the work of building it) does not grow with the batch.
+ * The delivery queue on PostgreSQL (the contract: delivery-store.ts): the deliverer's work in
+ * one statement per round, the finished attempts recorded (each delivery's new state and its
+ * attempt log line) and the next due deliveries leased, with what it takes to send them. One
+ * statement is one transaction and one round trip, however many deliveries it carries; every
+ * list travels as one array parameter, so the statement's text (and the work of building it)
+ * does not grow with the batch. Candidates are locked with `FOR UPDATE SKIP LOCKED`, so
+ * replicas claiming at once lease disjoint rows without waiting for each other.
  *
- * The semantics are those of the engine-neutral path (attempt-log.ts, delivery-queue.ts):
- * - a record applies only to a delivery still at the attempt before it, so a batch written
- *   again after a lost answer changes nothing, and a cancelled delivery stays cancelled;
- * - candidates are read in fair order (`fair_at`, docs/webhooks.md), locked with
- *   `SKIP LOCKED` so replicas claim disjoint rows, and at most `rooms` per origin (`fresh`
- *   for an origin not listed) are leased; the rest stay free for other replicas;
- * - the lease moves the delivery's due time to its end.
- * A 410 (a hook disabled with its queue) is not handled here: the caller writes such a batch
- * through the engine-neutral path first.
+ * A batch with a 410 among it (the hook disabled, its queue cancelled) is rare: it is written
+ * by the Kysely statements of attempt-log.ts, in a transaction of its own, before the claim.
  */
+export class PostgresDeliveryStore implements DeliveryStore {
+  constructor(private readonly db: Db) {}
+
+  async claimDue(now: number, options: ClaimOptions): Promise<ClaimResult> {
+    const records = options.records ?? [];
+    const refused = await this.recordRefusals(records);
+    const { due, seen } = await pgClaim(this.db.kysely, now, options, refused ? [] : records, records);
+    return { due, seen };
+  }
+
+  async recordOutcomes(records: AttemptRecord[]): Promise<void> {
+    if (records.length > 0 && !(await this.recordRefusals(records))) await pgRecord(this.db.kysely, records);
+  }
+
+  renewLeases(held: Due[], until: number): Promise<Set<number>> {
+    return renewDeliveryLeases(this.db, held, until);
+  }
+
+  releaseLeases(ids: number[], now: number): Promise<void> {
+    return releaseDeliveryLeases(this.db, ids, now);
+  }
+
+  /** A batch with a 410 among it is written through attempt-log.ts (true: it was). */
+  private async recordRefusals(records: AttemptRecord[]): Promise<boolean> {
+    if (!records.some((r) => r.outcome === 'disabled')) return false;
+    await recordAttempts(this.db, records);
+    return true;
+  }
+}
+
 const recordColumns = (records: AttemptRecord[]) => ({
   ids: records.map((r) => r.delivery.id),
   attempts: records.map((r) => r.attempt),
@@ -73,21 +101,29 @@ function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
 }
 
 /** Records `records` (no 410 among them); returns how many attempts were logged per hook. */
-export async function pgRecord(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Map<string, number>> {
+async function pgRecord(db: Kysely<Tables>, records: AttemptRecord[]): Promise<Map<string, number>> {
   const { rows } = await sql<{ hook_id: string; n: string }>`
     WITH ${recordCtes(records)}
     SELECT hook_id, count(*) AS n FROM logged GROUP BY hook_id`.execute(db);
   return new Map(rows.map((r) => [r.hook_id, Number(r.n)]));
 }
 
-/** Records `options.records` (no 410 among them) and leases the next due deliveries, in one statement. */
-export async function pgClaim(db: Kysely<Tables>, now: number, options: ClaimOptions): Promise<ClaimResult & { logged: Map<string, number> }> {
-  const records = options.records ?? [];
+/**
+ * Records `records` (no 410 among them) and leases the next due deliveries, in one statement;
+ * the deliveries of `recordedNow` (the round's records, written here or just before) are not leased.
+ */
+async function pgClaim(
+  db: Kysely<Tables>,
+  now: number,
+  options: ClaimOptions,
+  records: AttemptRecord[],
+  recordedNow: AttemptRecord[],
+): Promise<ClaimResult & { logged: Map<string, number> }> {
   const rooms = [...(options.rooms ?? new Map<string, number>())];
   const saturated = rooms.filter(([, room]) => room <= 0).map(([origin]) => origin);
   const fresh = options.fresh ?? options.limit;
   const until = now + options.leaseMs;
-  const recorded = records.map((r) => r.delivery.id);
+  const recorded = recordedNow.map((r) => r.delivery.id);
   const { rows } = await sql<
     Omit<Due, 'fair_at' | 'secret_previous_until'> & {
       fair_at: string;

@@ -1,14 +1,47 @@
 import { sql, type Kysely } from 'kysely';
+import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
-import type { ClaimOptions, ClaimResult } from './delivery-types.js';
+import { recordAttempts, recordAttemptsIn } from './attempt-log.js';
+import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
+import { releaseDeliveryLeases, renewDeliveryLeases, type DeliveryStore } from './delivery-store.js';
 
 /**
- * Leases due deliveries inside a transaction the caller holds: the engine-neutral claim (the
- * SQLite path; PostgreSQL does the same in one statement, pg-delivery-statement.ts).
- * Candidates are read in fair order (`fair_at`, docs/webhooks.md), at most `rooms` (or
- * `fresh`) per origin are leased, and the lease moves each delivery's due time to its end.
+ * The delivery queue on SQLite (the contract: delivery-store.ts). A claim is a few statements
+ * in one transaction, which holds SQLite's one writer from its start (BEGIN IMMEDIATE): no other
+ * claim, here or in another process, reads the candidates until it commits, so no row is
+ * leased twice without row locks. The records of a round are written first, in the same
+ * transaction (attempt-log.ts).
  */
-export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions): Promise<ClaimResult> {
+export class SqliteDeliveryStore implements DeliveryStore {
+  constructor(private readonly db: Db) {}
+
+  claimDue(now: number, options: ClaimOptions): Promise<ClaimResult> {
+    return this.db.transaction(async (trx) => {
+      const records = options.records ?? [];
+      await recordAttemptsIn(trx, records);
+      return claimIn(trx, now, options, records);
+    });
+  }
+
+  recordOutcomes(records: AttemptRecord[]): Promise<void> {
+    return recordAttempts(this.db, records);
+  }
+
+  renewLeases(held: Due[], until: number): Promise<Set<number>> {
+    return renewDeliveryLeases(this.db, held, until);
+  }
+
+  releaseLeases(ids: number[], now: number): Promise<void> {
+    return releaseDeliveryLeases(this.db, ids, now);
+  }
+}
+
+/**
+ * Leases due deliveries inside the claim's transaction. Candidates are read in fair order
+ * (`fair_at`, docs/webhooks.md), at most `rooms` (or `fresh`) per origin are leased, and the
+ * lease moves each delivery's due time to its end.
+ */
+async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, recorded: AttemptRecord[]): Promise<ClaimResult> {
   const rooms = options.rooms ?? new Map<string, number>();
   const saturated = [...rooms].filter(([, room]) => room <= 0).map(([origin]) => origin);
   // Anything due at all? One step on the due index; without it, the fair-order scan below
@@ -34,6 +67,8 @@ export async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOp
     .where(sql<number>`+d.next_attempt_at`, '<=', now)
     .where('h.status', '!=', 'disabled')
     .$if(saturated.length > 0, (q) => q.where(sql<string>`coalesce(h.target_origin, 'invalid')`, 'not in', saturated))
+    // Rows recorded in this transaction are not claimed by it (as on PostgreSQL); one parameter however many.
+    .$if(recorded.length > 0, (q) => q.where(sql<boolean>`d.id NOT IN (SELECT value FROM json_each(${JSON.stringify(recorded.map((r) => r.delivery.id))}))`))
     // Fair across hooks: in the order of their virtual times (webhooks/fan-out.ts), so
     // one hook's backlog delays only that hook.
     .orderBy('d.fair_at')

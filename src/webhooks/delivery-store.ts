@@ -1,0 +1,65 @@
+import type { Db } from '../db/database.js';
+import { chunks } from '../db/chunks.js';
+import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
+
+/**
+ * The delivery queue's writes, one implementation per engine (sqlite-delivery-store.ts,
+ * postgres-delivery-store.ts), picked once by services.ts; DeliveryQueue asks for these
+ * operations and never for an engine. test/integration/queue-stores.test.ts is their one
+ * contract, run on both engines:
+ *
+ * - `claimDue` leases due deliveries in fair order (`fair_at`, then id; docs/webhooks.md),
+ *   skipping those leased, recorded or cancelled and the queues of disabled hooks, at most
+ *   `rooms` (or `fresh`) per origin; the lease moves each one's due time to its end, and a lease
+ *   that ends makes the delivery due again. Two replicas claiming at once never lease one row
+ *   both.
+ * - `recordOutcomes` writes finished attempts: each delivery's new state (delivered, pending
+ *   again at its retry time, dead; a 410 disables the hook and cancels its queue) and its line
+ *   in the attempt log. A record applies only to a delivery still at the attempt before it, so
+ *   a batch written again changes nothing, and a cancelled delivery stays cancelled.
+ */
+export interface DeliveryStore {
+  /**
+   * Records `options.records` (as `recordOutcomes`) and then leases the next due deliveries
+   * (`now`: ms), in one transaction (PostgreSQL commits a batch with a 410 among it on its own
+   * first). A delivery recorded by the call is not leased by it.
+   */
+  claimDue(now: number, options: ClaimOptions): Promise<ClaimResult>;
+  /** Records finished attempts, in one transaction. */
+  recordOutcomes(records: AttemptRecord[]): Promise<void>;
+  /** Moves the leases of `held` that are still this replica's to `until` (ms); returns the ids renewed. */
+  renewLeases(held: Due[], until: number): Promise<Set<number>>;
+  /** Gives up the leases of `ids` still pending: due again at `now`. */
+  releaseLeases(ids: number[], now: number): Promise<void>;
+}
+
+/**
+ * `renewLeases`, the same on both engines: one statement per chunk; a row is still ours when
+ * its lease end is one this replica set (a takeover sets a later one) and it is still pending.
+ */
+export async function renewDeliveryLeases(db: Db, held: Due[], until: number): Promise<Set<number>> {
+  const renewed = new Set<number>();
+  for (const part of chunks(held)) {
+    const rows = await db.kysely
+      .updateTable('deliveries')
+      .set({ leased_until: until, next_attempt_at: until })
+      .where(
+        'id',
+        'in',
+        part.map((d) => d.id),
+      )
+      .where('leased_until', 'in', [...new Set(part.map((d) => d.leased_until))])
+      .where('status', '=', 'pending')
+      .returning('id')
+      .execute();
+    for (const row of rows) renewed.add(Number(row.id));
+  }
+  return renewed;
+}
+
+/** `releaseLeases`, the same on both engines. */
+export async function releaseDeliveryLeases(db: Db, ids: number[], now: number): Promise<void> {
+  for (const part of chunks(ids)) {
+    await db.kysely.updateTable('deliveries').set({ leased_until: 0, next_attempt_at: now }).where('id', 'in', part).where('status', '=', 'pending').execute();
+  }
+}
