@@ -25,8 +25,9 @@ export function hookKit(clockLagMs: number) {
     return t;
   }
 
-  async function receiver(): Promise<Receiver> {
-    const r = await new Receiver().start();
+  /** A receiver listening at `path` (`/hook` unless told). */
+  async function receiver(path?: string): Promise<Receiver> {
+    const r = await new Receiver().start(path);
     cleanups.push(() => r.stop());
     return r;
   }
