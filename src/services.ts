@@ -80,7 +80,11 @@ export function buildServices(deps: ServiceDeps): Services {
   const upstreamVerify = upstreamKeyVerifier(verdicts);
   const box = connectorSecretBox(config, logger);
   // The watches and the event log reach the key's hooks and deliveries through these (webhooks/ sits above triggers/).
-  const watches = new WatchStore(db, box, clock, hookWrites);
+  const watches = new WatchStore(db, box, clock, {
+    pauseKey: (trx, keyHash, reason) => operationalEvents.pauseKey(trx, keyHash, reason),
+    resumeKey: hookWrites.resumeKey,
+    paused: () => deliverer.wake(),
+  });
   const eventLog = new EventLog(db, clock, { queue: queueDeliveries, dropOfEvents: dropDeliveriesOfEvents }, logger);
   const deliveryQueue = new DeliveryQueue(db, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);

@@ -7,13 +7,16 @@ import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
 
 /**
- * The writes to a key's hooks that go with its watch, in the same transaction: paused with it,
- * active again when it resumes. webhooks/hook-store.ts's hookWrites (the one writer of
- * `hooks`), passed in by services.ts: webhooks/ sits above triggers/.
+ * The writes to a key's hooks that go with its watch, in the same transaction: paused with it
+ * (and a `hook.disabled` notice logged for each), active again when it resumes.
+ * webhooks/hook-store.ts's hookWrites (the one writer of `hooks`) and
+ * webhooks/operational-events.ts, passed in by services.ts: webhooks/ sits above triggers/.
  */
 export interface KeyHooks {
-  pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<void>;
+  pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<unknown>;
   resumeKey(trx: Kysely<Tables>, keyHash: string): Promise<void>;
+  /** After a pause committed (the notices it queued may be sent now). */
+  paused?(): void;
 }
 
 export interface Watch {
@@ -266,5 +269,6 @@ export class WatchStore {
       await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
       await this.keyHooks.pauseKey(trx, keyHash, reason);
     });
+    this.keyHooks.paused?.();
   }
 }

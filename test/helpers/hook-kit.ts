@@ -15,11 +15,13 @@ export function hookKit(clockLagMs: number) {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function app(env: Record<string, string> = {}): Promise<TestApp> {
+  /** `logLines` collects the app's log lines (at `env.LOG_LEVEL`). */
+  async function app(env: Record<string, string> = {}, logLines?: string[]): Promise<TestApp> {
     const t = await buildTestApp({
       clock: new ManualClock(Date.now() - clockLagMs),
       dataset: catalog(),
       env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env },
+      logLines,
     });
     cleanups.push(() => t.close());
     return t;

@@ -4,6 +4,7 @@ import type { TestApp } from '../helpers/app.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { hookCalls, hookKit } from '../helpers/hook-kit.js';
 import { formatMicros } from '../../src/time/timestamps.js';
+import { verifiedKeyTtlMs } from '../../src/auth/embedded-keys.js';
 
 // docs/webhooks.md, "Operational events": hook.disabled (a 410) and delivery.dead (retries
 // exhausted) are logged in the key's event log and delivered to the key's other hooks that
@@ -99,4 +100,58 @@ test('hook.disabled on a 410, with the reason; a hook never hears of itself; the
   expect((await t.services.poller.pollOnce()).events).toBe(1);
   await t.services.deliverer.runOnce();
   expect(watcher.received).toHaveLength(1);
+});
+
+test('hook.disabled when a refused key pauses its hooks: one notice per hook, to the other (paused) hooks that list it, logged, never twice', async () => {
+  const lines: string[] = [];
+  const t = await app({ LOG_LEVEL: 'info' }, lines);
+  const device = await receiver();
+  const watcher = await receiver('/ops');
+  const hook = (await hookCalls(t).post('/v1/hooks', { target_url: device.url }).expect(201)).body as { id: string };
+  const ops = (
+    await hookCalls(t)
+      .post('/v1/hooks', { target_url: watcher.url, events: ['hook.disabled'] })
+      .expect(201)
+  ).body as { id: string; secret: string };
+  expect((await t.services.poller.pollOnce()).events).toBe(0); // the baseline
+  // The key loses device:read: its watch pauses, and so do both hooks.
+  await t.all(`UPDATE api_keys SET scopes = '["hooks:write"]' WHERE id = 'key_ana'`);
+  t.clock.advance(timeoutMs);
+  expect(await t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 1 });
+  const shown = (await hookCalls(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as { status: string; status_reason: string };
+  expect(shown).toMatchObject({ status: 'paused', status_reason: expect.stringMatching(/^Key refused: /) });
+  await t.services.deliverer.runOnce();
+  // The watcher (paused too: a pause stops the watch, not deliveries) hears of the device hook, never of itself.
+  expect(watcher.received).toHaveLength(1);
+  const sent = new Webhook(ops.secret).verify(watcher.received[0]!.body, watcher.received[0]!.headers) as { type: string; data: { id: string } };
+  expect(sent).toMatchObject({
+    type: 'hook.disabled',
+    data: {
+      id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+      type: 'hook.disabled',
+      occurred_at: formatMicros(t.clock.now() * 1000),
+      data: { hook_id: hook.id, target_url: device.url, reason: shown.status_reason },
+    },
+  });
+  expect(device.received).toHaveLength(0);
+  // Logged in the service's log, once per paused hook.
+  const logged = lines.map((l) => JSON.parse(l) as { msg: string; type?: string; hook?: string }).filter((l) => l.msg === 'operational event');
+  expect(logged.map((l) => [l.type, l.hook]).sort()).toEqual(
+    [
+      ['hook.disabled', hook.id],
+      ['hook.disabled', ops.id],
+    ].sort(),
+  );
+  // Paused already: later rounds pause nothing more and notice nothing more.
+  expect((await t.services.poller.pollOnce()).keys).toBe(0);
+  await t.services.deliverer.runOnce();
+  expect(watcher.received).toHaveLength(1);
+  // In the key's event log (read once the key may read again): one notice per hook, the one sent among them.
+  await t.all(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`);
+  t.clock.advance(verifiedKeyTtlMs);
+  const logged2 = await events(t, '?type=hook.disabled');
+  expect(logged2.map((e) => e.data!.hook_id).sort()).toEqual([hook.id, ops.id].sort());
+  expect(logged2.map((e) => e.id)).toContain(sent.data.id);
+  expect(logged2.every((e) => e.data!.reason === shown.status_reason)).toBe(true);
+  expect(await events(t)).toEqual([]);
 });
