@@ -109,7 +109,17 @@ export function buildServices(deps: ServiceDeps): Services {
   });
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
   const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
-  const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
+  const hookOps = new HookOperations({
+    db,
+    clock,
+    logger,
+    box,
+    hooks,
+    send,
+    wake: () => deliverer.wake(),
+    metrics,
+    retryScheduleLength: config.WEBHOOK_RETRY_SCHEDULE_MS.length,
+  });
   const snapshots = new SnapshotStore(db);
   const retention = new RetentionSweeper({ db, clock, logger, queue: deliveryQueue, log: eventLog, hooks, snapshots, intervalMs: config.POLL_INTERVAL_MS });
   const poller = new DeviceStatusPoller({
