@@ -90,7 +90,17 @@ export function buildServices(deps: ServiceDeps): Services {
   // Each queue's engine-specific store, picked once here (the domain code never asks for the engine).
   const watchQueue = byEngine<WatchQueue>(db.engine, { sqlite: () => new SqliteWatchQueue(db), postgres: () => new PostgresWatchQueue(db) });
   const deliveryStore = byEngine<DeliveryStore>(db.engine, { sqlite: () => new SqliteDeliveryStore(db), postgres: () => new PostgresDeliveryStore(db) });
-  const watches = new WatchStore(db, box, clock, hookWrites, watchQueue);
+  const watches = new WatchStore(
+    db,
+    box,
+    clock,
+    {
+      pauseKey: (trx, keyHash, reason) => operationalEvents.pauseKey(trx, keyHash, reason),
+      resumeKey: hookWrites.resumeKey,
+      paused: () => deliverer.wake(),
+    },
+    watchQueue,
+  );
   const eventLog = new EventLog(db, clock, { queue: queueDeliveries, dropOfEvents: dropDeliveriesOfEvents }, logger);
   const deliveryQueue = new DeliveryQueue(db, deliveryStore, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
@@ -115,7 +125,17 @@ export function buildServices(deps: ServiceDeps): Services {
   });
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
   const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
-  const hookOps = new HookOperations({ db, clock, logger, box, hooks, send, wake: () => deliverer.wake(), metrics });
+  const hookOps = new HookOperations({
+    db,
+    clock,
+    logger,
+    box,
+    hooks,
+    send,
+    wake: () => deliverer.wake(),
+    metrics,
+    retryScheduleLength: config.WEBHOOK_RETRY_SCHEDULE_MS.length,
+  });
   const snapshots = new SnapshotStore(db);
   const retention = new RetentionSweeper({ db, clock, logger, queue: deliveryQueue, log: eventLog, hooks, snapshots, intervalMs: config.POLL_INTERVAL_MS });
   const poller = new DeviceStatusPoller({

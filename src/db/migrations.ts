@@ -277,6 +277,11 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE device_snapshots ADD COLUMN last_event_at TEXT;
   CREATE INDEX device_snapshots_missing ON device_snapshots(missing_since) WHERE missing_since IS NOT NULL;
   `,
+  () => `
+  -- A bounded attempt log (docs/webhooks.md, "The attempt log"): a delivery keeps its first
+  -- attempt and its latest ones; how many went between them is counted here.
+  ALTER TABLE deliveries ADD COLUMN attempts_dropped INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

@@ -134,6 +134,8 @@ export interface Tables {
     fair_at: Generated<number>;
     /** Its hook's target origin, kept while pending: the origin's virtual time is read by it (fan-out.ts). */
     target_origin: string | null;
+    /** Attempts dropped from its log between the first and the latest kept (attempt-log.ts `trimAttempts`). */
+    attempts_dropped: Generated<number>;
   };
   delivery_attempts: {
     id: Generated<number>;

@@ -144,6 +144,11 @@ export const DeliveryList = component('DeliveryList', z.array(Delivery).describe
 export const DeliveryDetail = component(
   'DeliveryDetail',
   Delivery.extend({
+    attempts_dropped: z
+      .number()
+      .int()
+      .min(0)
+      .describe('Attempts no longer kept: the log keeps the first and the latest (20 in all by default); this many went between them.'),
     attempts: z
       .array(
         z.strictObject({
@@ -158,7 +163,7 @@ export const DeliveryDetail = component(
           outcome,
         }),
       )
-      .describe('Every attempt, oldest first.'),
+      .describe('The attempts kept (the first and the latest), oldest first.'),
   }),
 );
 

@@ -9,13 +9,16 @@ import { watchColumns as columns, watchedAt, type Watch, type WatchQueue } from 
 export type { Watch };
 
 /**
- * The writes to a key's hooks that go with its watch, in the same transaction: paused with it,
- * active again when it resumes. webhooks/hook-store.ts's hookWrites (the one writer of
- * `hooks`), passed in by services.ts: webhooks/ sits above triggers/.
+ * The writes to a key's hooks that go with its watch, in the same transaction: paused with it
+ * (and a `hook.disabled` notice logged for each), active again when it resumes.
+ * webhooks/hook-store.ts's hookWrites (the one writer of `hooks`) and
+ * webhooks/operational-events.ts, passed in by services.ts: webhooks/ sits above triggers/.
  */
 export interface KeyHooks {
-  pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<void>;
+  pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<unknown>;
   resumeKey(trx: Kysely<Tables>, keyHash: string): Promise<void>;
+  /** After a pause committed (the notices it queued may be sent now). */
+  paused?(): void;
 }
 
 /** The lease a request takes at enrolment for its own poll of the key (the poller's replica id and lease length). */
@@ -191,5 +194,6 @@ export class WatchStore {
       await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
       await this.keyHooks.pauseKey(trx, keyHash, reason);
     });
+    this.keyHooks.paused?.();
   }
 }

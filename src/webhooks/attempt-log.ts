@@ -9,9 +9,56 @@ import { formatMicros } from '../time/timestamps.js';
 import type { AttemptRecord } from './delivery-types.js';
 
 /**
+ * How many attempts a delivery's log keeps (docs/webhooks.md, "The attempt log"): its first and
+ * its latest, 20 in all, or more when the retry schedule is longer (`scheduleLength` delays
+ * make a round of `scheduleLength + 1` attempts; two rounds' ends and the first always fit).
+ */
+export const attemptsKept = (scheduleLength: number): number => Math.max(20, scheduleLength + 3);
+
+/**
+ * What a delivery's log may hold when a resend or a recover starts it on a fresh retry schedule
+ * (`trimAttempts` then): room for a whole round (`scheduleLength + 1` attempts) under the bound.
+ * A round never makes more attempts than that (the delivery is `dead` after its last), so the
+ * log stays within `attemptsKept` without any work on the deliverer's path.
+ */
+export const attemptsKeptAtReset = (scheduleLength: number): number => attemptsKept(scheduleLength) - scheduleLength - 1;
+
+/**
+ * Drops the attempts of each delivery in `ids` that has more than `keep` of them, between its
+ * first and its latest `keep - 1`, and counts them in the delivery's `attempts_dropped` (the
+ * detail view says so). A look-up by delivery on `delivery_attempts_delivery`, then work only
+ * for the deliveries over the bound. Returns how many attempts went.
+ */
+export async function trimAttempts(trx: Kysely<Tables>, ids: readonly number[], keep: number): Promise<number> {
+  let dropped = 0;
+  for (const part of chunks([...ids])) {
+    const over = await trx
+      .selectFrom('delivery_attempts')
+      .select('delivery_id')
+      .where('delivery_id', 'in', part)
+      .groupBy('delivery_id')
+      .having((eb) => eb.fn.countAll(), '>', keep)
+      .execute();
+    for (const { delivery_id: id } of over) {
+      const rows = await trx.selectFrom('delivery_attempts').select('id').where('delivery_id', '=', id).orderBy('id').execute();
+      const doomed = rows.slice(1, rows.length - (keep - 1)).map((r) => r.id);
+      if (doomed.length === 0) continue;
+      for (const ids of chunks(doomed)) await trx.deleteFrom('delivery_attempts').where('id', 'in', ids).execute();
+      await trx
+        .updateTable('deliveries')
+        .set({ attempts_dropped: sql`attempts_dropped + ${doomed.length}` })
+        .where('id', '=', id)
+        .execute();
+      dropped += doomed.length;
+    }
+  }
+  return dropped;
+}
+
+/**
  * Records finished attempts in one transaction: each delivery's new state, the attempt log
- * (kept as long as its delivery: every attempt shows in the delivery's detail, and goes with its
- * event after the retention), and for a 410 the hook disabled with its queue
+ * (kept as long as its delivery, within `attemptsKept`, and gone with its event after the
+ * retention), and for a 410 the hook disabled with its queue
  * cancelled. A delivery cancelled meanwhile (another attempt's 410) stays cancelled; one
  * whose hook was deleted while the attempt was in flight is gone, and so is its record.
  *

@@ -127,13 +127,18 @@ export class DeliveryLog {
     return { items, more: rows.length > filter.limit };
   }
 
-  /** One delivery of the hook with every attempt, oldest first; 404 `Delivery not found` otherwise. */
-  async detail(hook: Hook, deliveryId: string): Promise<DeliveryItem & { attempts: AttemptDetail[] }> {
+  /**
+   * One delivery of the hook with every attempt its log keeps (the first and the latest,
+   * attempt-log.ts `attemptsKept`), oldest first, and how many were dropped between them;
+   * 404 `Delivery not found` otherwise.
+   */
+  async detail(hook: Hook, deliveryId: string): Promise<DeliveryItem & { attempts_dropped: number; attempts: AttemptDetail[] }> {
     const id = parseDeliveryId(deliveryId);
     const notFound = new AppError('not_found', 'Delivery not found');
     if (id === null) throw notFound;
     const [item] = (await this.items(hook, { limit: 1, before: id + 1 })).items.filter((i) => i.delivery_id === deliveryId);
     if (!item) throw notFound;
+    const dropped = await this.db.kysely.selectFrom('deliveries').select('attempts_dropped').where('id', '=', id).executeTakeFirst();
     const attempts = await this.db.kysely
       .selectFrom('delivery_attempts')
       .select(['attempt', 'attempted_at', 'request_headers', 'status_code', 'response_body', 'duration_ms', 'error', 'next_attempt_at', 'outcome'])
@@ -142,6 +147,7 @@ export class DeliveryLog {
       .execute();
     return {
       ...item,
+      attempts_dropped: Number(dropped?.attempts_dropped ?? 0),
       attempts: attempts.map((a) => ({
         ...a,
         attempt: Number(a.attempt),

@@ -33,20 +33,22 @@ export type FannedEvent = { id: string; type: DeviceEvent['type'] | string; devi
 /**
  * Queues a delivery of each new event to every matching active hook of the key (the fan-out),
  * inside the transaction that logged the events. `seqOf` maps event ids to their log position.
- * A hook's `device_ids` filter device events only.
+ * A hook's `device_ids` filter device events only. Operational events also go to paused hooks:
+ * a pause stops the key's watch, not its deliveries, and an upstream's pause pauses every hook
+ * of the key at once (their `hook.disabled` notices would otherwise reach no one).
  */
 export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, events: FannedEvent[], seqOf: Map<string, number>, now: number): Promise<void> {
   const hooks = await trx
     .selectFrom('hooks')
-    .select(['id', 'events', 'device_ids', 'fair_cursor', 'target_origin'])
+    .select(['id', 'status', 'events', 'device_ids', 'fair_cursor', 'target_origin'])
     .where('key_hash', '=', keyHash)
-    .where('status', '=', 'active')
+    .where('status', 'in', ['active', 'paused'])
     .execute();
   const matching = hooks
     .map((hook) => {
       const types = JSON.parse(hook.events) as string[];
       const devices = hook.device_ids ? new Set(JSON.parse(hook.device_ids) as string[]) : null;
-      const wanted = (event: FannedEvent) => (event.device ? !devices || devices.has(event.device.id) : event.about !== hook.id);
+      const wanted = (event: FannedEvent) => (event.device ? hook.status === 'active' && (!devices || devices.has(event.device.id)) : event.about !== hook.id);
       return { hook, events: events.filter((event) => types.includes(event.type) && wanted(event)) };
     })
     .filter((m) => m.events.length > 0);

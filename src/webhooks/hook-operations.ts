@@ -8,6 +8,7 @@ import { formatMicros, parseIso, type Clock } from '../time/timestamps.js';
 import { eventWrites } from '../triggers/event-log.js';
 import { DeliveryLog, parseDeliveryId, testEventType, type DeliveryItem } from './delivery-log.js';
 import { webhookId } from './fan-out.js';
+import { attemptsKeptAtReset } from './attempt-log.js';
 import { targetOrigin } from '../db/hook-identity.js';
 import type { Hook, HookStore } from './hook-store.js';
 import { recordTest, recover, resendDelivery, type RecoverRange, type RecoverTarget } from './redelivery.js';
@@ -24,6 +25,8 @@ export interface HookOperationsOptions {
   /** New work for the deliverer: look now rather than at its next idle check. */
   wake: () => void;
   metrics?: Metrics;
+  /** WEBHOOK_RETRY_SCHEDULE_MS's length: a re-queued delivery's log keeps room for a round (attempt-log.ts). */
+  retryScheduleLength: number;
 }
 
 export interface TestOutcome {
@@ -103,12 +106,13 @@ export class HookOperations {
     if (id === null) throw new AppError('not_found', 'Delivery not found');
     if (hook.status === 'disabled')
       throw new AppError('conflict', 'The hook is disabled: enable it first (PATCH /v1/hooks/{id} with enabled: true), then resend');
-    const done = await resendDelivery(this.options.db, hook.id, targetOrigin(hook.target_url), id, this.options.clock.now());
+    const keep = attemptsKeptAtReset(this.options.retryScheduleLength);
+    const done = await resendDelivery(this.options.db, hook.id, targetOrigin(hook.target_url), id, this.options.clock.now(), keep);
     if (done === 'missing') throw new AppError('not_found', 'Delivery not found');
     if (done === 'test') throw new AppError('conflict', 'A test delivery is not resent: send a new test (POST /v1/hooks/{id}/test)');
     this.options.metrics?.hookOperation('resend');
     this.options.wake();
-    const { attempts: _attempts, ...item } = await this.deliveries.detail(hook, deliveryId);
+    const { attempts: _attempts, attempts_dropped: _dropped, ...item } = await this.deliveries.detail(hook, deliveryId);
     return item;
   }
 
@@ -118,7 +122,7 @@ export class HookOperations {
    */
   async recover(keyHash: string, hookId: string, range: RecoverRange, dryRun: boolean): Promise<number> {
     const { db, clock, logger, metrics } = this.options;
-    const target = recoverTarget(await this.options.hooks.get(keyHash, hookId), keyHash);
+    const target = recoverTarget(await this.options.hooks.get(keyHash, hookId), keyHash, attemptsKeptAtReset(this.options.retryScheduleLength));
     const count = await recover(db, target, range, clock.now(), true);
     metrics?.hookOperation(dryRun ? 'recover_dry_run' : 'recover');
     if (dryRun || this.stopping) return count;
@@ -150,7 +154,7 @@ export class HookOperations {
   }
 }
 
-function recoverTarget(hook: Hook, keyHash: string): RecoverTarget {
+function recoverTarget(hook: Hook, keyHash: string, attemptsKept: number): RecoverTarget {
   return {
     id: hook.id,
     keyHash,
@@ -158,5 +162,6 @@ function recoverTarget(hook: Hook, keyHash: string): RecoverTarget {
     events: hook.events,
     deviceIds: hook.device_ids,
     createdMs: Math.floor((parseIso(hook.created_at) ?? 0) / 1000),
+    attemptsKept,
   };
 }

@@ -45,9 +45,10 @@ function toHook(row: HookRow): Hook {
  * below, this module is the one writer of the table (docs/architecture.md, one writer per table).
  */
 export const hookWrites = {
-  /** The key was rejected upstream: its active hooks show why and get nothing until it is used again. */
-  async pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<void> {
-    await trx.updateTable('hooks').set({ status: 'paused', status_reason: reason }).where('key_hash', '=', keyHash).where('status', '=', 'active').execute();
+  /** The key was rejected upstream: its active hooks show why and get no device events until it is used again. Returns those it paused. */
+  async pauseKey(trx: Kysely<Tables>, keyHash: string, reason: string): Promise<Array<{ id: string; target_url: string }>> {
+    const active = trx.updateTable('hooks').where('key_hash', '=', keyHash).where('status', '=', 'active');
+    return active.set({ status: 'paused', status_reason: reason }).returning(['id', 'target_url']).execute();
   },
   /** The key was used successfully again: its paused hooks are active again. */
   async resumeKey(trx: Kysely<Tables>, keyHash: string): Promise<void> {

@@ -7,6 +7,7 @@ import { formatMicros } from '../time/timestamps.js';
 import { testEventType } from './delivery-log.js';
 import { fairPlaces, fairSpacingMs, webhookId } from './fan-out.js';
 import { hookWrites } from './hook-store.js';
+import { trimAttempts } from './attempt-log.js';
 
 /**
  * The deliveries an operator asks for again (docs/webhooks.md, "When something goes wrong"):
@@ -25,6 +26,8 @@ export interface RecoverTarget {
   deviceIds: readonly string[] | null;
   /** When the hook was created (ms): earlier events were never its to deliver. */
   createdMs: number;
+  /** What a re-queued delivery's attempt log keeps (attempt-log.ts `attemptsKeptAtReset`). */
+  attemptsKept: number;
 }
 
 export interface RecoverRange {
@@ -52,11 +55,19 @@ async function placeAfterBacklog(trx: Kysely<Tables>, hookId: string, count: num
 
 /**
  * Makes one more attempt of a delivery due now, with the same `webhook-id`: a finished one
- * (delivered, dead, cancelled) becomes pending with a fresh retry schedule; a pending one is
- * due now (one in flight is left to finish). Returns `missing` when the hook has no such
- * delivery and `test` for a test delivery, which is never sent again.
+ * (delivered, dead, cancelled) becomes pending with a fresh retry schedule, its attempt log
+ * trimmed to `attemptsKept`; a pending one is due now (one in flight is left to finish).
+ * Returns `missing` when the hook has no such delivery and `test` for a test delivery, which is
+ * never sent again.
  */
-export async function resendDelivery(db: Db, hookId: string, origin: string, id: number, now: number): Promise<'queued' | 'missing' | 'test'> {
+export async function resendDelivery(
+  db: Db,
+  hookId: string,
+  origin: string,
+  id: number,
+  now: number,
+  attemptsKept: number,
+): Promise<'queued' | 'missing' | 'test'> {
   return db.transaction(async (trx) => {
     const row = await trx
       .selectFrom('deliveries as d')
@@ -81,6 +92,7 @@ export async function resendDelivery(db: Db, hookId: string, origin: string, id:
       .where('id', '=', id)
       .where((eb) => eb.or([eb('status', '!=', 'pending'), eb('leased_until', '<=', now)]))
       .execute();
+    if (row.status !== 'pending') await trimAttempts(trx, [id], attemptsKept);
     return 'queued';
   });
 }
@@ -145,7 +157,7 @@ export async function recover(
   return count;
 }
 
-/** Dead or cancelled deliveries back to pending, only from those states (a race changes nothing twice). */
+/** Dead or cancelled deliveries back to pending (attempt logs trimmed), only from those states (a race changes nothing twice). */
 async function requeue(db: Db, hook: RecoverTarget, ids: number[], now: number): Promise<number> {
   if (ids.length === 0) return 0;
   return db.transaction(async (trx) => {
@@ -156,6 +168,11 @@ async function requeue(db: Db, hook: RecoverTarget, ids: number[], now: number):
       FROM (VALUES ${places}) AS v
       WHERE deliveries.id = v.column1 AND deliveries.status IN ('dead', 'cancelled')
       RETURNING deliveries.id`.execute(trx);
+    await trimAttempts(
+      trx,
+      rows.map((r) => Number(r.id)),
+      hook.attemptsKept,
+    );
     return rows.length;
   });
 }

@@ -15,18 +15,21 @@ export function hookKit(clockLagMs: number) {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function app(env: Record<string, string> = {}): Promise<TestApp> {
+  /** `logLines` collects the app's log lines (at `env.LOG_LEVEL`). */
+  async function app(env: Record<string, string> = {}, logLines?: string[]): Promise<TestApp> {
     const t = await buildTestApp({
       clock: new ManualClock(Date.now() - clockLagMs),
       dataset: catalog(),
       env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env },
+      logLines,
     });
     cleanups.push(() => t.close());
     return t;
   }
 
-  async function receiver(): Promise<Receiver> {
-    const r = await new Receiver().start();
+  /** A receiver listening at `path` (`/hook` unless told). */
+  async function receiver(path?: string): Promise<Receiver> {
+    const r = await new Receiver().start(path);
     cleanups.push(() => r.stop());
     return r;
   }

@@ -1,10 +1,10 @@
-import { afterEach, expect, test } from '@jest/globals';
-import request from 'supertest';
+import { expect, test } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
-import { Receiver } from '../helpers/receiver.js';
-import { catalog, keys } from '../fixtures/catalog.js';
+import type { TestApp } from '../helpers/app.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { hookCalls, hookKit } from '../helpers/hook-kit.js';
 import { formatMicros } from '../../src/time/timestamps.js';
+import { verifiedKeyTtlMs } from '../../src/auth/embedded-keys.js';
 
 // docs/webhooks.md, "Operational events": hook.disabled (a 410) and delivery.dead (retries
 // exhausted) are logged in the key's event log and delivered to the key's other hooks that
@@ -12,29 +12,15 @@ import { formatMicros } from '../../src/time/timestamps.js';
 const dev01 = 'a4:83:e7:1f:2b:01';
 const timeoutMs = 300_000;
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { app, receiver } = hookKit(timeoutMs);
 
 async function setup(): Promise<{ t: TestApp; failing: Receiver; watcher: Receiver; hookId: string; watcherSecret: string }> {
-  const t = await buildTestApp({
-    clock: new ManualClock(Date.now() - timeoutMs),
-    dataset: catalog(),
-    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_MS: '1000' },
-  });
-  cleanups.push(() => t.close());
-  const failing = await new Receiver().start();
-  const watcher = await new Receiver().start('/ops');
-  cleanups.push(
-    () => failing.stop(),
-    () => watcher.stop(),
-  );
-  const hook = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: failing.url }).expect(201);
-  const ops = await request(t.app)
-    .post('/v1/hooks')
-    .set('X-API-Key', keys.ana)
-    .send({ target_url: watcher.url, events: ['hook.disabled', 'delivery.dead'] })
+  const t = await app({ WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
+  const failing = await receiver();
+  const watcher = await receiver('/ops');
+  const hook = await hookCalls(t).post('/v1/hooks', { target_url: failing.url }).expect(201);
+  const ops = await hookCalls(t)
+    .post('/v1/hooks', { target_url: watcher.url, events: ['hook.disabled', 'delivery.dead'] })
     .expect(201);
   expect(ops.body.events).toEqual(['delivery.dead', 'hook.disabled']);
   t.clock.advance(timeoutMs);
@@ -43,7 +29,7 @@ async function setup(): Promise<{ t: TestApp; failing: Receiver; watcher: Receiv
 }
 
 const events = async (t: TestApp, query = '') =>
-  (await request(t.app).get(`/v1/events${query}`).set('X-API-Key', keys.ana).expect(200)).body as Array<{
+  (await hookCalls(t).get(`/v1/events${query}`).expect(200)).body as Array<{
     id: string;
     type: string;
     data?: Record<string, string>;
@@ -66,7 +52,7 @@ test('delivery.dead: logged, delivered to the other hook that lists it (only), w
     type: string;
     data: { type: string; data: Record<string, string> };
   };
-  const [dead] = (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set('X-API-Key', keys.ana).expect(200)).body as Array<{
+  const [dead] = (await hookCalls(t).get(`/v1/hooks/${hookId}/deliveries`).expect(200)).body as Array<{
     delivery_id: string;
     event_id: string;
   }>;
@@ -87,9 +73,7 @@ test('delivery.dead: logged, delivered to the other hook that lists it (only), w
   expect(failing.received).toHaveLength(2);
   expect((await events(t, '?type=delivery.dead')).map((e) => e.type)).toEqual(['delivery.dead']);
   expect((await events(t)).map((e) => e.type)).toEqual(['device.offline']);
-  expect((await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200)).body.map((e: { type: string }) => e.type)).toEqual([
-    'device.offline',
-  ]);
+  expect((await hookCalls(t).get('/v1/triggers/device-status').expect(200)).body.map((e: { type: string }) => e.type)).toEqual(['device.offline']);
 });
 
 test('hook.disabled on a 410, with the reason; a hook never hears of itself; the type filter is checked', async () => {
@@ -109,11 +93,65 @@ test('hook.disabled on a 410, with the reason; a hook never hears of itself; the
     },
   ]);
   expect((await events(t, '?type=hook.disabled,device.offline')).map((e) => e.type)).toEqual(['device.offline', 'hook.disabled']);
-  const bad = await request(t.app).get('/v1/events?type=hook.gone').set('X-API-Key', keys.ana).expect(400);
+  const bad = await hookCalls(t).get('/v1/events?type=hook.gone').expect(400);
   expect(bad.body.message).toBe('type must be device.offline, device.online, hook.disabled or delivery.dead (comma-separated)');
   // The watcher lists only operational events: a device change is not sent to it.
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), dev01);
   expect((await t.services.poller.pollOnce()).events).toBe(1);
   await t.services.deliverer.runOnce();
   expect(watcher.received).toHaveLength(1);
+});
+
+test('hook.disabled when a refused key pauses its hooks: one notice per hook, to the other (paused) hooks that list it, logged, never twice', async () => {
+  const lines: string[] = [];
+  const t = await app({ LOG_LEVEL: 'info' }, lines);
+  const device = await receiver();
+  const watcher = await receiver('/ops');
+  const hook = (await hookCalls(t).post('/v1/hooks', { target_url: device.url }).expect(201)).body as { id: string };
+  const ops = (
+    await hookCalls(t)
+      .post('/v1/hooks', { target_url: watcher.url, events: ['hook.disabled'] })
+      .expect(201)
+  ).body as { id: string; secret: string };
+  expect((await t.services.poller.pollOnce()).events).toBe(0); // the baseline
+  // The key loses device:read: its watch pauses, and so do both hooks.
+  await t.all(`UPDATE api_keys SET scopes = '["hooks:write"]' WHERE id = 'key_ana'`);
+  t.clock.advance(timeoutMs);
+  expect(await t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 1 });
+  const shown = (await hookCalls(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as { status: string; status_reason: string };
+  expect(shown).toMatchObject({ status: 'paused', status_reason: expect.stringMatching(/^Key refused: /) });
+  await t.services.deliverer.runOnce();
+  // The watcher (paused too: a pause stops the watch, not deliveries) hears of the device hook, never of itself.
+  expect(watcher.received).toHaveLength(1);
+  const sent = new Webhook(ops.secret).verify(watcher.received[0]!.body, watcher.received[0]!.headers) as { type: string; data: { id: string } };
+  expect(sent).toMatchObject({
+    type: 'hook.disabled',
+    data: {
+      id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+      type: 'hook.disabled',
+      occurred_at: formatMicros(t.clock.now() * 1000),
+      data: { hook_id: hook.id, target_url: device.url, reason: shown.status_reason },
+    },
+  });
+  expect(device.received).toHaveLength(0);
+  // Logged in the service's log, once per paused hook.
+  const logged = lines.map((l) => JSON.parse(l) as { msg: string; type?: string; hook?: string }).filter((l) => l.msg === 'operational event');
+  expect(logged.map((l) => [l.type, l.hook]).sort()).toEqual(
+    [
+      ['hook.disabled', hook.id],
+      ['hook.disabled', ops.id],
+    ].sort(),
+  );
+  // Paused already: later rounds pause nothing more and notice nothing more.
+  expect((await t.services.poller.pollOnce()).keys).toBe(0);
+  await t.services.deliverer.runOnce();
+  expect(watcher.received).toHaveLength(1);
+  // In the key's event log (read once the key may read again): one notice per hook, the one sent among them.
+  await t.all(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`);
+  t.clock.advance(verifiedKeyTtlMs);
+  const logged2 = await events(t, '?type=hook.disabled');
+  expect(logged2.map((e) => e.data!.hook_id).sort()).toEqual([hook.id, ops.id].sort());
+  expect(logged2.map((e) => e.id)).toContain(sent.data.id);
+  expect(logged2.every((e) => e.data!.reason === shown.status_reason)).toBe(true);
+  expect(await events(t)).toEqual([]);
 });

@@ -289,6 +289,11 @@ describe('keys the upstream rejects', () => {
     await request(r.t.app).get('/v1/events').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
     const stored = await r.t.services.hooks.list(hashKey(keys.ana));
     expect(stored).toEqual([expect.objectContaining({ id: hook.id, status: 'paused', status_reason: expect.stringContaining('Key revoked') })]);
+    // The pause by the upstream is a hook.disabled notice in the key's event log (docs/webhooks.md, "Operational events").
+    const notices = await r.t.all<{ device_id: string; payload: string }>("SELECT device_id, payload FROM events WHERE type = 'hook.disabled'");
+    expect(notices.map((n) => [n.device_id, (JSON.parse(n.payload) as { data: { reason: string } }).data.reason])).toEqual([
+      [hook.id, stored[0]!.status_reason],
+    ]);
     expect(JSON.stringify(stored)).not.toContain(keys.ana);
 
     // Paused: later rounds leave the upstream alone (meanwhile the device goes offline upstream).
