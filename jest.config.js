@@ -26,7 +26,13 @@ export default {
     // The Dockerfile's steps run as a script (test/deploy/dockerfile.test.ts: an `npm ci` and a
     // build in a clean folder, about 10 minutes) have a command of their own, `npm run test:image`,
     // which .ci/run runs after the suite. test/browser is `npm run test:browser` (jest.browser.config.js).
-    { ...common, displayName: 'sqlite', testMatch: ['**/*.test.ts'], testPathIgnorePatterns: ['/test/deploy/dockerfile\\.test\\.ts$', '/test/browser/'] },
+    {
+      ...common,
+      displayName: 'sqlite',
+      setupFilesAfterEnv: ['<rootDir>/test/setup-apps.ts'],
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: ['/test/deploy/dockerfile\\.test\\.ts$', '/test/browser/'],
+    },
     {
       ...common,
       displayName: 'postgres',
@@ -38,7 +44,7 @@ export default {
         '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|n8n-export|make-export|activepieces-export|pipedream-export|openapi-lint|docs|readme-endpoints|http-parser-errors|postgres-helper|upstream-big-options|shutdown)\\.test\\.ts$',
       ],
       setupFiles: ['<rootDir>/test/env-postgres.ts'],
-      setupFilesAfterEnv: ['<rootDir>/test/setup-postgres.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-apps.ts', '<rootDir>/test/setup-postgres.ts'],
     },
   ],
 };

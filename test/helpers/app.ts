@@ -7,6 +7,7 @@ import { buildServices, type Services } from '../../src/services.js';
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/time/timestamps.js';
 import { openTestDatabase, rawQuery } from './engine.js';
+import { closeWhenTestEnds } from './test-scope.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock implements Clock {
@@ -73,17 +74,22 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const lines = options.logLines;
   const logger = lines ? createLogger(config.LOG_LEVEL, { write: (line: string) => void lines.push(line) }) : createLogger(config.LOG_LEVEL);
   const services = buildServices({ config, logger, clock, db });
-  return {
+  let closed: Promise<void> | undefined;
+  const testApp: TestApp = {
     app: createApp(services),
     services,
     db,
     clock,
     config,
     ...sqlHelpers(db),
-    async close() {
-      await services.close();
-      await db.close();
-      if (!options.keep) await drop();
-    },
+    // Once: a test may close its app itself, and the test scope closes it again.
+    close: () =>
+      (closed ??= (async () => {
+        await services.close();
+        await db.close();
+        if (!options.keep) await drop();
+      })()),
   };
+  closeWhenTestEnds(testApp);
+  return testApp;
 }
