@@ -192,7 +192,11 @@ export class WebhookDeliverer {
     // Stopped during the claim: what it brought goes back unsent (`stop` waits for this round).
     if (this.loop.isStopped) return this.handBack(claimed).then(() => ({ more: false, quiet: false }));
     const byOrigin = new Map<string, Due[]>();
-    for (const d of claimed) byOrigin.set(d.target_origin, [...(byOrigin.get(d.target_origin) ?? []), d]);
+    for (const d of claimed) {
+      const due = byOrigin.get(d.target_origin);
+      if (due) due.push(d);
+      else byOrigin.set(d.target_origin, [d]);
+    }
     for (const [origin, due] of byOrigin) {
       const lane = this.lane(origin);
       lane.add(due);
