@@ -154,10 +154,11 @@ export class WebhookDeliverer {
     const lanes = [...this.lanes.values()];
     // Sends under way: each lane that runs empty wakes the loop.
     if (lanes.some((lane) => lane.held > 0)) return more;
-    // Sent, not all recorded: no send is left to carry the records with a claim.
-    if (lanes.some((lane) => lane.leased.size > 0)) return this.recorder.flush().then(() => true);
-    // One more look after a round that claimed or recorded something.
-    if (!quiet) return true;
+    // No send is left to carry the last records with a claim: written now (after any write
+    // under way), then one more look if this round or that write changed anything.
+    const unrecorded = lanes.some((lane) => lane.leased.size > 0);
+    await this.recorder.flush();
+    if (unrecorded || !quiet) return true;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
     return false;
   }
