@@ -1,14 +1,22 @@
-import { LRUCache } from 'lru-cache';
 import { ClaimLoop } from '../background/claim-loop.js';
-import type { AttemptRecord, ClaimResult, Due } from './delivery-queue.js';
-import type { SendResult } from './sender.js';
-import { rotatedHeaders } from './signing.js';
-import { decide } from './retry-policy.js';
+import type { ClaimResult, Due } from './delivery-queue.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import { TargetLanes } from './target-lanes.js';
+import { DeliveryAttempts } from './delivery-attempt.js';
+import { OriginLane } from './origin-lane.js';
 import { coalesceMs, lookahead, maxBackoffMs, maxClaim, renewalsPerLease, type DelivererOptions } from './deliverer-options.js';
 
 export type { DelivererOptions };
+
+/** Lanes kept at most; past this, idle lanes are forgotten with what they learnt. */
+const maxLanes = 10_000;
+
+/** What one claim round did. */
+interface Round {
+  /** Claim again at once. */
+  more: boolean;
+  /** It claimed nothing and recorded nothing. */
+  quiet: boolean;
+}
 
 /**
  * The webhook delivery engine. Its queue is the `deliveries` table (DeliveryQueue), so a
@@ -16,40 +24,37 @@ export type { DelivererOptions };
  * outlives its process expires and the delivery is sent again (at-least-once, same
  * `webhook-id`). What an attempt's answer means is the retry policy's (retry-policy.ts).
  *
- * It runs as a claim loop (background/claim-loop.ts) feeding a lane per target origin
- * (target-lanes.ts): it claims due deliveries a few rounds ahead per origin, sends from each
- * lane as that origin's slots free up, and tops the lanes up in the background; an origin whose
- * lane is full is skipped by the claim. Finished attempts are recorded in small batches
- * (attempt-recorder.ts), and signing secrets stay decrypted in memory, so a delivery costs
- * little besides its POST.
+ * It is a claim loop (background/claim-loop.ts) and a lane per target origin (origin-lane.ts),
+ * which holds all that origin's state: it claims due deliveries a few rounds ahead per origin,
+ * sends from each lane as that origin's slots free up, and tops the lanes up in the background;
+ * an origin whose lane is full is skipped by the claim. Finished attempts are recorded in small
+ * batches (attempt-recorder.ts), mostly with the next claim.
  */
 export class WebhookDeliverer {
   private readonly loop: ClaimLoop;
-  private readonly lanes: TargetLanes;
   private readonly recorder: AttemptRecorder;
-  private readonly secrets = new LRUCache<string, string>({ max: 10_000 });
-  /** Deliveries this replica holds a lease on: in its lanes, in flight or waiting for their record. */
-  private readonly leased = new Set<Due>();
-  /** Origins whose lane has asked for a top-up that has not come yet. */
-  private readonly refilling = new Set<string>();
-  /** Origins whose lane ran dry during the top-up under way (counted once per top-up). */
-  private readonly ranDry = new Set<string>();
+  private readonly attempts: DeliveryAttempts;
+  /** Per target origin, everything held for it; a lane that holds nothing and learnt nothing is dropped. */
+  private readonly lanes = new Map<string, OriginLane>();
+  /** Attempts made since the deliverer was built (`drain` counts its own with it). */
+  private sent = 0;
+  /** `drain` calls waiting for the loop to find nothing to do. */
+  private idleWaiters: Array<() => void> = [];
 
   constructor(private readonly options: DelivererOptions) {
-    this.lanes = new TargetLanes(
-      options.perTargetConcurrency,
-      { min: options.perTargetConcurrency * lookahead.min, max: options.perTargetConcurrency * lookahead.max },
-      (d) => this.launch(d),
-      (d) => this.letGoIfExpiring(d),
-    );
+    this.attempts = new DeliveryAttempts(options);
     this.recorder = new AttemptRecorder(options.queue, options.logger, (batch) => {
       // Recorded: the lease is over (kept renewed until here, so a slow record loses nothing).
-      for (const r of batch) this.leased.delete(r.delivery);
+      for (const r of batch) {
+        const lane = this.lanes.get(r.delivery.target_origin);
+        lane?.recorded(r.delivery);
+        if (lane) this.forgetIfDone(lane);
+      }
     });
     this.loop = new ClaimLoop({
       name: 'deliverer',
       logger: options.logger,
-      round: () => this.pump(),
+      round: () => this.round(),
       firstRoundMs: 0,
       idleMs: options.idleCheckMs ?? 1000,
       coalesceMs,
@@ -78,18 +83,37 @@ export class WebhookDeliverer {
   }
 
   /**
+   * Runs the claim loop until it finds nothing to do: nothing due by the deliverer's clock,
+   * nothing in flight, every attempt recorded. Returns how many attempts were made meanwhile.
+   * When the loop is not running (tests, tools) it is started for the while and stopped after,
+   * so they drive the loop, the lanes and the recorder that run in production, at their own clock.
+   */
+  async drain(): Promise<number> {
+    const before = this.sent;
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const owned = this.loop.isStopped;
+    if (owned) this.loop.start();
+    else this.loop.wake(0);
+    await idle;
+    if (owned) await this.loop.stop();
+    return this.sent - before;
+  }
+
+  /**
    * Renews the leases held; a delivery whose lease was lost (it ran out while the database was
    * away and another replica claimed it, or it was cancelled) is dropped from its lane unsent.
    */
   private async renew(): Promise<void> {
-    if (this.leased.size === 0) return;
-    const held = [...this.leased];
+    const held = [...this.lanes.values()].flatMap((lane) => [...lane.leased]);
+    if (held.length === 0) return;
     const kept = await this.options.queue.renew(held, this.leaseMs);
     if (kept.length === held.length) return;
     const keep = new Set(kept);
     const lost = new Set(held.filter((d) => !keep.has(d)));
-    for (const d of lost) this.leased.delete(d);
-    this.lanes.drop(lost);
+    for (const lane of [...this.lanes.values()]) {
+      lane.lose(lost);
+      this.forgetIfDone(lane);
+    }
   }
 
   /**
@@ -101,7 +125,7 @@ export class WebhookDeliverer {
   async stop(): Promise<void> {
     this.recorder.stop();
     const stopped = this.loop.stop(); // from here on no send starts (launch, pump)
-    const released = this.handBack(this.lanes.takeWaiting());
+    const released = this.handBack([...this.lanes.values()].flatMap((lane) => lane.takeWaiting()));
     await stopped;
     await this.recorder
       .flush()
@@ -109,12 +133,12 @@ export class WebhookDeliverer {
         this.options.logger.warn({ err: (err as Error).message }, 'could not record the last attempts; their leases will expire and they will be sent again'),
       );
     await released;
-    this.leased.clear();
+    this.lanes.clear();
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** Claimed but never sent: freed now rather than when their leases expire. */
   private async handBack(unsent: Due[]): Promise<void> {
-    for (const d of unsent) this.leased.delete(d);
     if (unsent.length > 0) await this.options.queue.release(unsent.map((d) => d.id)).catch(() => undefined);
   }
 
@@ -123,43 +147,33 @@ export class WebhookDeliverer {
     this.loop.wake(0);
   }
 
-  /**
-   * Sends every delivery due now (up to one claim's worth), waits for them and their records;
-   * returns how many were attempted. For tests and tools; the running service pumps instead.
-   */
-  async runOnce(): Promise<number> {
-    const { perTargetConcurrency } = this.options;
-    const claimed = await this.options.queue.claim({
-      limit: 100,
-      // Sent through per-origin lanes: the last of a lane may wait for those before it.
-      leaseMs: (Math.ceil(100 / perTargetConcurrency) + 1) * this.options.timeoutMs + 5000,
-    });
-    const lanes = new Map<string, Due[]>();
-    for (const d of claimed) lanes.set(d.target_origin, [...(lanes.get(d.target_origin) ?? []), d]);
-    await Promise.all(
-      [...lanes.values()].map((lane) =>
-        Promise.all(
-          Array.from({ length: Math.min(perTargetConcurrency, lane.length) }, async () => {
-            for (let d = lane.shift(); d; d = lane.shift()) this.recorder.hold(await this.attempt(d));
-          }),
-        ),
-      ),
-    );
+  /** One round of the loop; while `drain` waits, it also tells when there is nothing left to do. */
+  private async round(): Promise<boolean> {
+    const { more, quiet } = await this.pump();
+    if (this.idleWaiters.length === 0) return more;
+    const lanes = [...this.lanes.values()];
+    // Sends under way: each lane that runs empty wakes the loop.
+    if (lanes.some((lane) => lane.held > 0)) return more;
+    // No send is left to carry the last records with a claim: written now (after any write
+    // under way), then one more look if this round or that write changed anything.
+    const unrecorded = lanes.some((lane) => lane.leased.size > 0);
     await this.recorder.flush();
-    return claimed.length;
+    if (unrecorded || !quiet) return true;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+    return false;
   }
 
   /**
    * Claims ahead: up to each origin's lane capacity (16 to 64 rounds of its concurrency, by its
    * rate; `maxHeld` in all), so a lane never runs dry while the next claim is under way, and
    * writes the finished attempts in the same transaction. Origins whose lane is full are
-   * skipped in the query. Returns whether to claim again at once.
+   * skipped in the query. Says whether to claim again at once.
    */
-  private async pump(): Promise<boolean> {
-    const free = this.maxHeld - this.lanes.heldTotal();
-    if (free <= 0) return false;
-    const origins = this.lanes.origins();
-    const rooms = new Map([...origins].map((origin) => [origin, this.lanes.capacity(origin) - this.lanes.held(origin)]));
+  private async pump(): Promise<Round> {
+    const busy = [...this.lanes.values()].filter((lane) => lane.held > 0);
+    const free = this.maxHeld - busy.reduce((n, lane) => n + lane.held, 0);
+    if (free <= 0) return { more: false, quiet: false };
+    const rooms = new Map(busy.map((lane) => [lane.origin, lane.capacity - lane.held]));
     // Candidates enough to top up every origin with room, and one lane's worth for origins
     // not held yet (a full origin is skipped in the query, so others surface at the next claim).
     const fresh = this.options.perTargetConcurrency * lookahead.min;
@@ -177,102 +191,59 @@ export class WebhookDeliverer {
     this.recorder.recorded(records);
     const claimed = round.due;
     // Stopped during the claim: what it brought goes back unsent (`stop` waits for this round).
-    if (this.loop.isStopped) return this.handBack(claimed).then(() => false);
-    for (const delivery of claimed) {
-      this.leased.add(delivery);
-      if (this.refilling.delete(delivery.target_origin) && !this.ranDry.has(delivery.target_origin)) this.lanes.keptUp(delivery.target_origin);
-      this.ranDry.delete(delivery.target_origin);
+    if (this.loop.isStopped) return this.handBack(claimed).then(() => ({ more: false, quiet: false }));
+    const byOrigin = new Map<string, Due[]>();
+    for (const d of claimed) {
+      const due = byOrigin.get(d.target_origin);
+      if (due) due.push(d);
+      else byOrigin.set(d.target_origin, [d]);
     }
-    this.lanes.add(claimed);
+    for (const [origin, due] of byOrigin) {
+      const lane = this.lane(origin);
+      lane.add(due);
+      this.startFrom(lane);
+    }
     // Claim again at once only when this claim was cut short by its limit and an origin it
     // may serve still has room: more may be due for it. Otherwise the lanes call for the next
     // claim when they run low; claiming again while every origin is full would find nothing
     // (their rows are skipped), and the origins not held yet surface at that next claim.
-    const roomLeft = [...this.lanes.origins()].some((origin) => this.lanes.capacity(origin) > this.lanes.held(origin));
-    return round.seen === limit && claimed.length === round.seen && roomLeft;
+    const roomLeft = [...this.lanes.values()].some((lane) => lane.held > 0 && lane.capacity > lane.held);
+    const more = round.seen === limit && claimed.length === round.seen && roomLeft;
+    return { more, quiet: claimed.length === 0 && records.length === 0 };
   }
 
-  /**
-   * A delivery whose lease no longer covers a send (renewals failed while the database was
-   * away) is let go unsent: whoever claims it after the lease sends it.
-   */
-  private letGoIfExpiring(delivery: Due): boolean {
-    if (delivery.leased_until - this.options.clock.now() >= this.options.timeoutMs) return false;
-    this.leased.delete(delivery);
-    return true;
+  /** The origin's lane, made when the origin has none. */
+  private lane(origin: string): OriginLane {
+    let lane = this.lanes.get(origin);
+    if (lane) return lane;
+    if (this.lanes.size >= maxLanes) for (const [key, idle] of this.lanes) if (idle.held === 0 && idle.leased.size === 0) this.lanes.delete(key);
+    const { perTargetConcurrency } = this.options;
+    lane = new OriginLane(origin, perTargetConcurrency, { min: perTargetConcurrency * lookahead.min, max: perTargetConcurrency * lookahead.max });
+    this.lanes.set(origin, lane);
+    return lane;
   }
 
-  private launch(delivery: Due): void {
-    const origin = delivery.target_origin;
-    const work = this.attempt(delivery).then((record) => {
+  private forgetIfDone(lane: OriginLane): void {
+    if (lane.forgettable && this.lanes.get(lane.origin) === lane) this.lanes.delete(lane.origin);
+  }
+
+  /** Sends what the lane's free slots allow. */
+  private startFrom(lane: OriginLane): void {
+    for (const delivery of lane.startable(this.options.clock.now(), this.options.timeoutMs)) this.launch(lane, delivery);
+    this.forgetIfDone(lane);
+  }
+
+  private launch(lane: OriginLane, delivery: Due): void {
+    const work = this.attempts.attempt(delivery).then((record) => {
       this.recorder.add(record);
-      this.lanes.finished(origin);
+      this.sent += 1;
+      lane.finished(performance.now());
       if (this.loop.isStopped) return;
-      // The freed slot takes the next claimed delivery of the lane at once. The lane asks for
-      // a top-up once, when it has run half down (so one claim brings half a lane), and
-      // whenever it is empty; completions within a few ms share one claim.
-      this.lanes.drain(origin);
-      if (!this.lanes.has(origin) && this.refilling.has(origin) && !this.ranDry.has(origin)) {
-        this.ranDry.add(origin);
-        this.lanes.ranDry(origin);
-      }
-      const low = this.lanes.held(origin) <= this.lanes.capacity(origin) / 2;
-      if (!this.lanes.has(origin) || (low && !this.refilling.has(origin))) {
-        if (low) this.refilling.add(origin);
-        this.loop.wake(coalesceMs);
-      }
+      // The freed slot takes the next claimed delivery of the lane at once; completions within
+      // a few ms share one claim.
+      this.startFrom(lane);
+      if (lane.wantsClaim()) this.loop.wake(coalesceMs);
     });
     void this.loop.track(work);
-  }
-
-  /** Signs and sends one delivery; never throws. */
-  private async attempt(delivery: Due): Promise<AttemptRecord> {
-    const { clock, send } = this.options;
-    const body = `{"type":${JSON.stringify(delivery.type)},"timestamp":${JSON.stringify(delivery.occurred_at)},"data":${delivery.payload}}`;
-    let result: SendResult;
-    try {
-      const now = clock.now();
-      // During a rotation's overlap the old secret signs too (docs/webhooks.md, "Rotating the secret").
-      const previous = delivery.secret_previous_cipher && now < Number(delivery.secret_previous_until) ? this.secret(delivery.secret_previous_cipher) : null;
-      const headers = rotatedHeaders(this.secret(delivery.secret_cipher), previous, delivery.webhook_id, Math.floor(now / 1000), body);
-      result = await send(delivery.target_url, body, { ...headers });
-    } catch (err) {
-      result = { status: null, error: (err as Error).message, durationMs: 0 };
-    }
-    return this.outcome(delivery, result);
-  }
-
-  /** A hook's signing secret, unsealed once and kept by its ciphertext. */
-  private secret(cipher: string): string {
-    let secret = this.secrets.get(cipher);
-    if (secret === undefined) {
-      secret = this.options.box.open(cipher);
-      this.secrets.set(cipher, secret);
-    }
-    return secret;
-  }
-
-  private outcome(delivery: Due, result: SendResult): AttemptRecord {
-    const now = this.options.clock.now();
-    const attempt = delivery.attempts + 1;
-    const { outcome, nextAttemptAt } = decide(attempt, result, this.options.retryScheduleMs, now);
-    this.options.metrics?.deliveryOutcome(outcome, result.durationMs);
-    // A delivered attempt is routine; every failed one (retrying, gone, dead) is worth a look.
-    this.options.logger[outcome === 'delivered' ? 'debug' : 'warn'](
-      { hook: delivery.hook_id, event: delivery.event_id, attempt, status: result.status, error: result.error, outcome },
-      'webhook attempt',
-    );
-    return {
-      delivery,
-      attempt,
-      outcome,
-      statusCode: result.status,
-      error: result.error,
-      durationMs: result.durationMs,
-      attemptedAt: now,
-      nextAttemptAt,
-      requestHeaders: result.requestHeaders ?? null,
-      responseBody: result.responseBody ?? null,
-    };
   }
 }

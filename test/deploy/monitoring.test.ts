@@ -73,7 +73,7 @@ beforeAll(async () => {
   await request(t.app).get('/readyz').expect(200);
   upClock.advance(5 * 60_000);
   expect(await t.services.poller.pollOnce()).toMatchObject({ events: 1, failed: 0 });
-  expect(await t.services.deliverer.runOnce()).toBe(1);
+  expect(await t.services.deliverer.drain()).toBe(1);
   const text = (await request(t.app).get('/metrics').expect(200)).text;
   exposed = new Set<string>();
   for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {

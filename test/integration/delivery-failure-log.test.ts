@@ -33,11 +33,11 @@ test('an attempt answered 500 is logged at warn; the retry that is delivered is 
   t.clock.advance(5 * 60_000);
   expect((await t.services.poller.pollOnce()).events).toBe(1);
   receiver.respondWith({ status: 500 });
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   const attempts = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'webhook attempt');
   expect(attempts()).toEqual([expect.objectContaining({ level: 40, hook: created.body.id, status: 500, outcome: 'retrying', attempt: 1 })]);
   t.clock.advance(60 * 60_000);
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   expect(receiver.received).toHaveLength(2);
   expect(attempts()).toHaveLength(1);
   const text = lines.join('\n');

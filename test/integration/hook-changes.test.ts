@@ -87,7 +87,7 @@ describe('PATCH /v1/hooks/{id}', () => {
       .expect(200);
     expect(again.body.id).toBe(onlineOnly.id);
     await offline(t);
-    expect(await t.services.deliverer.runOnce()).toBe(2);
+    expect(await t.services.deliverer.drain()).toBe(2);
   });
 
   test('disabled: pending deliveries are held, new events make none; enabled: the held ones are sent', async () => {
@@ -102,16 +102,16 @@ describe('PATCH /v1/hooks/{id}', () => {
     expect((await call(t).get(`/v1/hooks/${hook.id}/deliveries?status=held`).expect(200)).body).toHaveLength(1);
     expect((await call(t).get(`/v1/hooks/${hook.id}/deliveries?status=pending`).expect(200)).body).toHaveLength(0);
     t.clock.advance(60_000);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     // The key stays watched: the next change is logged, but no delivery is made for it.
     await online(t);
     expect(await deliveries(t, hook.id)).toHaveLength(1);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(0);
 
     const resumed = (await call(t).patch(`/v1/hooks/${hook.id}`, { enabled: true }).expect(200)).body as Hook;
     expect(resumed).toMatchObject({ status: 'active', status_reason: null });
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received.map((x) => (JSON.parse(x.body) as { type: string }).type)).toEqual(['device.offline']);
     expect((await deliveries(t, hook.id)).map((d) => d.delivery_status)).toEqual(['delivered']);
   });
@@ -122,11 +122,11 @@ describe('PATCH /v1/hooks/{id}', () => {
     const hook = await subscribe(t, r.url);
     await offline(t);
     r.respondWith({ status: 410 });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect((await call(t).get(`/v1/hooks/${hook.id}`).expect(200)).body).toMatchObject({ status: 'disabled', status_reason: 'The receiver answered 410 Gone' });
     await call(t).patch(`/v1/hooks/${hook.id}`, { enabled: true }).expect(200);
     await online(t);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(2);
   });
 
@@ -193,7 +193,7 @@ describe('POST /v1/hooks/{id}/test', () => {
     const hook = await subscribe(t, r.url);
     expect((await call(t).post(`/v1/hooks/${hook.id}/test`).expect(200)).body).toMatchObject({ delivered: false, status_code: 500, error: null });
     t.clock.advance(60_000);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect((await deliveries(t, hook.id)).map((d) => d.delivery_status)).toEqual(['failed']);
     const recovered = await call(t).post(`/v1/hooks/${hook.id}/recover`, { since: '2000-01-01T00:00:00Z', dry_run: true }).expect(200);
     expect(recovered.body).toEqual({ count: 0 });
@@ -233,7 +233,7 @@ describe('POST /v1/hooks/{id}/secret/rotate', () => {
     const rotated = (await call(t).post(`/v1/hooks/${hook.id}/secret/rotate`).expect(200)).body as { secret: string };
     expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(rotated.secret).not.toBe(hook.secret);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     const during = r.received[0]!;
     expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(new Webhook(rotated.secret).verify(during.body, during.headers)).toMatchObject({ type: 'device.offline' });
@@ -241,7 +241,7 @@ describe('POST /v1/hooks/{id}/secret/rotate', () => {
 
     t.clock.advance(60_000);
     await online(t);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     const after = r.received[1]!;
     expect(after.headers['webhook-signature']!.split(' ')).toHaveLength(1);
     expect(new Webhook(rotated.secret).verify(after.body, after.headers)).toMatchObject({ type: 'device.online' });

@@ -56,9 +56,9 @@ async function online(t: TestApp): Promise<void> {
 /** Three tries against a receiver that fails them all: one dead delivery (schedule 1 s). */
 async function deadDelivery(t: TestApp, r: Receiver): Promise<void> {
   r.respondWith({ status: 500 }, { status: 503 });
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   t.clock.advance(1000);
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
 }
 
 describe('GET /v1/hooks/{id}/deliveries', () => {
@@ -71,7 +71,7 @@ describe('GET /v1/hooks/{id}/deliveries', () => {
     await deadDelivery(t, r);
     t.clock.advance(60_000);
     await online(t);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     t.clock.advance(60_000);
     await call(t).post(`/v1/hooks/${hook.id}/test`).expect(200);
 
@@ -160,18 +160,18 @@ describe('POST /v1/hooks/{id}/deliveries/{delivery_id}/resend', () => {
     expect((await call(t).post(path).expect(202)).body).toMatchObject({ delivery_id: dead!.delivery_id, delivery_status: 'pending' });
     await call(t).post(path).expect(202);
     r.respondWith({ status: 500 });
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     // A fresh schedule: a failure is retried again, not dead at once.
     expect((await list(t, hook.id))[0]).toMatchObject({ delivery_status: 'pending', outcome: 'retrying' });
     t.clock.advance(1000);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(4);
     expect(new Set(r.received.map((x) => x.headers['webhook-id'])).size).toBe(1);
     expect(new Webhook(hook.secret).verify(r.received[3]!.body, r.received[3]!.headers)).toMatchObject({ type: 'device.offline' });
     expect((await list(t, hook.id))[0]).toMatchObject({ delivery_status: 'delivered' });
     // A delivered one too: one more attempt.
     await call(t).post(path).expect(202);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(5);
   });
 
@@ -180,7 +180,7 @@ describe('POST /v1/hooks/{id}/deliveries/{delivery_id}/resend', () => {
     const r = await receiver();
     const hook = await subscribe(t, r.url);
     await offline(t);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     const [delivered] = await list(t, hook.id);
     await call(t).post(`/v1/hooks/${hook.id}/deliveries/dlv_999999/resend`).expect(404, { message: 'Delivery not found' });
     await call(t, keys.zoe).post(`/v1/hooks/${hook.id}/deliveries/${delivered!.delivery_id}/resend`).expect(404, { message: 'Hook not found' });
@@ -206,7 +206,7 @@ describe('POST /v1/hooks/{id}/recover', () => {
     t.clock.advance(60_000);
     await online(t);
     await call(t).patch(`/v1/hooks/${hook.id}`, { enabled: true }).expect(200);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
 
     const path = `/v1/hooks/${hook.id}/recover`;
     const since = new Date(deadAt).toISOString();
@@ -230,7 +230,7 @@ describe('POST /v1/hooks/{id}/recover', () => {
     expect((await call(t).post(path, { since }).expect(202)).body).toEqual({ count: 2 });
     await t.services.hookOps.settled();
     expect((await call(t).post(path, { since }).expect(202)).body).toEqual({ count: 0 });
-    expect(await t.services.deliverer.runOnce()).toBe(2);
+    expect(await t.services.deliverer.drain()).toBe(2);
     expect(
       r.received
         .slice(2)

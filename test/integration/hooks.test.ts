@@ -384,13 +384,13 @@ describe('GET and DELETE /v1/hooks', () => {
     await deviceOffline(t);
     r.respondWith({ status: 204, delayMs: 150 });
     other.respondWith({ status: 204, delayMs: 150 });
-    const round = t.services.deliverer.runOnce();
+    const round = t.services.deliverer.drain();
     while (r.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     await api(t).del(`/v1/hooks/${hook.id}`).expect(204);
     await expect(round).resolves.toBe(2);
     expect((await attempts(t, kept.id)).map((a) => a.outcome)).toEqual(['delivered']);
     expect(await t.value('SELECT count(*) FROM delivery_attempts WHERE hook_id = ?', hook.id)).toBe(0);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
   });
 
   test('DELETE needs hooks:write', async () => {
@@ -410,7 +410,7 @@ describe('GET and DELETE /v1/hooks', () => {
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
     await api(t).del(`/v1/hooks/${hook.id}`).expect(204);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(0);
   });
 });
@@ -422,11 +422,11 @@ describe('delivery', () => {
     const hook = await subscribe(t, { target_url: r.url });
     // The subscription recorded the baseline: offline devices there emit nothing.
     expect((await t.services.poller.pollOnce()).events).toBe(0);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(0);
 
     await deviceOffline(t);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(1);
     const first = r.received[0]!;
     const payload = new Webhook(hook.secret).verify(first.body, first.headers);
@@ -443,11 +443,11 @@ describe('delivery', () => {
 
     // Nothing more for the same transition.
     expect((await t.services.poller.pollOnce()).events).toBe(0);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
 
     t.clock.advance(10_000);
     const hb = await heartbeat(t, dev01);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(r.received).toHaveLength(2);
     const second = new Webhook(hook.secret).verify(r.received[1]!.body, r.received[1]!.headers) as ReturnType<typeof parsed>;
     expect(second).toMatchObject({ type: 'device.online', timestamp: hb, data: { type: 'device.online', occurred_at: hb, device: { id: dev01 } } });
@@ -470,13 +470,13 @@ describe('delivery', () => {
     const b = await subscribe(t, { target_url: rb.url, device_ids: [dev05] });
     await subscribe(t, { target_url: rc.url, events: ['device.online'] });
     await deviceOffline(t, 2);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(ra.received.map((x) => [parsed(x).type, parsed(x).data.device.id])).toEqual([['device.offline', dev01]]);
     expect(rb.received.map((x) => [parsed(x).type, parsed(x).data.device.id])).toEqual([['device.offline', dev05]]);
     expect(rc.received).toHaveLength(0);
 
     await heartbeat(t, dev01);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(ra.received).toHaveLength(1);
     expect(rb.received).toHaveLength(1);
     expect(rc.received.map((x) => [parsed(x).type, parsed(x).data.device.id])).toEqual([['device.online', dev01]]);
@@ -492,24 +492,24 @@ describe('delivery', () => {
     await deviceOffline(t);
     r.respondWith({ status: 500 }, { status: 500 }, { status: 500 });
     const sentAt: number[] = [];
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     sentAt.push(t.clock.now());
     for (let i = 0; i < 3; i += 1) {
       // Not before its next attempt time.
-      expect(await t.services.deliverer.runOnce()).toBe(0);
+      expect(await t.services.deliverer.drain()).toBe(0);
       t.clock.advance(schedule[i]! - 1);
-      expect(await t.services.deliverer.runOnce()).toBe(0);
+      expect(await t.services.deliverer.drain()).toBe(0);
       expect(r.received).toHaveLength(i + 1);
       t.clock.advance(1);
-      expect(await t.services.deliverer.runOnce()).toBe(1);
+      expect(await t.services.deliverer.drain()).toBe(1);
       sentAt.push(t.clock.now());
       expect(r.received).toHaveLength(i + 2);
     }
     // Delivered: never sent again.
     t.clock.advance(86_400_000);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     await t.services.poller.pollOnce();
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(4);
 
     const ids = new Set(r.received.map((x) => x.headers['webhook-id']));
@@ -549,17 +549,17 @@ describe('delivery', () => {
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
     r.respondWith({ status: 503, headers: { 'Retry-After': '10' } }, { status: 429, headers: { 'Retry-After': '1' } });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     const first = t.clock.now();
     t.clock.advance(9_999);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     t.clock.advance(1);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     // 1 s asked for, 5 s scheduled: the schedule wins.
     t.clock.advance(4_999);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     t.clock.advance(1);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(3);
     const log = await attempts(t, hook.id);
     expect(log.map((a) => [a.status_code, a.outcome])).toEqual([
@@ -576,14 +576,14 @@ describe('delivery', () => {
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
     r.respondWith({ status: 500 }, { status: 502 }, { status: 400 }, { status: 500 });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     t.clock.advance(1000);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     t.clock.advance(2000);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(r.received).toHaveLength(3);
     t.clock.advance(7 * 3_600_000);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(3);
     const log = await attempts(t, hook.id);
     expect(log.map((a) => [a.attempt, a.status_code, a.outcome, a.next_attempt_at === null])).toEqual([
@@ -598,7 +598,7 @@ describe('delivery', () => {
       .expect(200)
       .expect((res) => expect(res.body.status).toBe('active'));
     await heartbeat(t, dev01);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(r.received).toHaveLength(4);
     expect(parsed(r.received[3]!).type).toBe('device.online');
   });
@@ -611,22 +611,22 @@ describe('delivery', () => {
     await api(t).get('/v1/triggers/device-status').expect(200, []);
     await deviceOffline(t);
     r.respondWith({ status: 500 }, { status: 410 });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     // A second event while the first waits for its retry.
     await heartbeat(t, dev03);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(2);
     expect(parsed(r.received[1]!).type).toBe('device.online');
 
     const shown = (await api(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as Hook;
     expect(shown.status).toBe('disabled');
     t.clock.advance(60_000);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     // New events are logged but not delivered.
     await heartbeat(t, dev01);
     expect((await api(t).get('/v1/events').expect(200)).body as unknown[]).toHaveLength(3);
     t.clock.advance(60_000);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(2);
 
     const log = await attempts(t, hook.id);
@@ -647,9 +647,9 @@ describe('delivery', () => {
     const hook = await subscribe(t, { target_url: r.url });
     await deviceOffline(t);
     r.respondWith({ status: 302, headers: { Location: elsewhere.url } }, { status: 307, headers: { Location: '/hook/moved' } });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     t.clock.advance(1000);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(r.received).toHaveLength(2);
     expect(elsewhere.received).toHaveLength(0);
     const log = await attempts(t, hook.id);
@@ -667,12 +667,12 @@ describe('delivery', () => {
     const receiverDelayMs = 5000;
     r.respondWith({ status: 204, delayMs: receiverDelayMs });
     const started = Date.now();
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     // Gave up at the timeout (150 ms), not when the receiver finally answered: half the
     // receiver's delay is over 16 times the timeout, room for a busy machine.
     expect(Date.now() - started).toBeLessThan(receiverDelayMs / 2);
     t.clock.advance(1000);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(r.received).toHaveLength(2);
     expect(r.received[0]!.headers['webhook-id']).toBe(r.received[1]!.headers['webhook-id']);
     const log = await attempts(t, hook.id);
@@ -714,7 +714,7 @@ describe('delivery', () => {
     for (let i = 0; i < 10; i += 1) await subscribe(t, { target_url: `${base}/hook/${i}` });
     await deviceOffline(t);
     const started = Date.now();
-    expect(await t.services.deliverer.runOnce()).toBe(10);
+    expect(await t.services.deliverer.drain()).toBe(10);
     expect(served).toBe(10);
     expect(maxInFlight).toBeLessThanOrEqual(4);
     expect(maxInFlight).toBeGreaterThan(1);
@@ -736,9 +736,9 @@ describe('delivery', () => {
     for (const target_url of targets) hooks.push((await t.services.hooks.create(keyHash, { target_url, ...all })).hook);
     await api(t).get('/v1/triggers/device-status').expect(200, []);
     await deviceOffline(t);
-    expect(await t.services.deliverer.runOnce()).toBe(4);
+    expect(await t.services.deliverer.drain()).toBe(4);
     t.clock.advance(1000);
-    expect(await t.services.deliverer.runOnce()).toBe(4);
+    expect(await t.services.deliverer.drain()).toBe(4);
     expect(r.received).toHaveLength(0);
     for (const hook of hooks) {
       const log = await attempts(t, hook.id);
@@ -762,14 +762,14 @@ describe('delivery', () => {
     const hook = await subscribe(before, { target_url: r.url });
     await deviceOffline(before);
     r.respondWith({ status: 500 });
-    await before.services.deliverer.runOnce();
+    await before.services.deliverer.drain();
     expect(r.received).toHaveLength(1);
     await before.close();
 
     const after = await app(env, { clock, databasePath, dataset: false });
-    expect(await after.services.deliverer.runOnce()).toBe(0);
+    expect(await after.services.deliverer.drain()).toBe(0);
     clock.advance(1000);
-    expect(await after.services.deliverer.runOnce()).toBe(1);
+    expect(await after.services.deliverer.drain()).toBe(1);
     expect(r.received).toHaveLength(2);
     const [failed, delivered] = r.received as [Received, Received];
     expect(delivered.headers['webhook-id']).toBe(failed.headers['webhook-id']);
@@ -786,9 +786,9 @@ describe('delivery', () => {
     // Delivered is final: a third start sends nothing again.
     const third = await app(env, { clock, databasePath, dataset: false });
     clock.advance(60_000);
-    expect(await third.services.deliverer.runOnce()).toBe(0);
+    expect(await third.services.deliverer.drain()).toBe(0);
     expect((await third.services.poller.pollOnce()).events).toBe(0);
-    expect(await third.services.deliverer.runOnce()).toBe(0);
+    expect(await third.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(2);
   });
 

@@ -52,7 +52,7 @@ describe('poller and webhooks', () => {
     expect(sample(samples, 'webhook_oldest_due_delivery_age_seconds')).toBe(0);
 
     receiver.respondWith({ status: 500 });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     ({ samples } = await scrape(t.app));
     expect(receiver.received).toHaveLength(1);
     expect(sample(samples, 'webhook_deliveries_total', { outcome: 'retrying' })).toBe(1);
@@ -65,7 +65,7 @@ describe('poller and webhooks', () => {
     expect(sample(samples, 'webhook_oldest_due_delivery_age_seconds')).toBe(15);
     expect(sample(samples, 'poller_oldest_overdue_key_age_seconds')).toBe(75 - pollIntervalMs / 1000);
 
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     ({ samples } = await scrape(t.app));
     expect(receiver.received).toHaveLength(2);
     expect(sample(samples, 'webhook_deliveries_total', { outcome: 'delivered' })).toBe(1);
@@ -85,9 +85,9 @@ describe('poller and webhooks', () => {
     t.clock.advance(5 * 60_000);
     await t.services.poller.pollOnce();
     receiver.respondWith({ status: 500 }, { status: 500 });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     t.clock.advance(1000);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     let { samples } = await scrape(t.app);
     expect(sample(samples, 'webhook_deliveries_total', { outcome: 'dead' })).toBe(1);
     expect(sample(samples, 'webhook_queue_depth', { state: 'dead' })).toBe(1);
@@ -96,7 +96,7 @@ describe('poller and webhooks', () => {
     await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), 'a4:83:e7:1f:2b:01');
     await t.services.poller.pollOnce();
     receiver.respondWith({ status: 410 });
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     ({ samples } = await scrape(t.app));
     expect(sample(samples, 'webhook_deliveries_total', { outcome: 'disabled' })).toBe(1);
   });
@@ -132,7 +132,7 @@ test('the exposition after real traffic passes `promtool check metrics`', async 
   await request(t.app).get('/nowhere').expect(404);
   t.clock.advance(5 * 60_000);
   await t.services.poller.pollOnce();
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   const { text } = await scrape(t.app);
   const checked = promtoolCheck(text);
   if (checked === null) return; // noted on the console: promtool is not installed here

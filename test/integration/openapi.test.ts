@@ -536,7 +536,7 @@ describe('real responses match the documented schemas', () => {
     // Device 01 comes back: one delivery to each hook.
     await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', new Date(t.clock.now()).toISOString().replace('Z', '000Z'), dev01);
     expect((await t.services.poller.pollOnce()).events).toBe(1);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(receiver.received.length).toBeGreaterThan(0);
     const delivered = JSON.parse(receiver.received[0]!.body) as unknown;
     const deliverySchema = doc.webhooks.deviceStatus.post.requestBody.content['application/json'].schema as Json;

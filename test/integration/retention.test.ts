@@ -121,7 +121,7 @@ test('a receiver answering 410, end to end: the hook shows disabled and gets not
   t.clock.advance(timeoutMs);
   expect((await t.services.poller.pollOnce()).events).toBe(1);
 
-  expect(await t.services.deliverer.runOnce()).toBe(1);
+  expect(await t.services.deliverer.drain()).toBe(1);
   expect(receiver.received).toHaveLength(1);
   const disabledAt = t.clock.now();
   const shown = (await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(200)).body as Record<string, unknown>;
@@ -130,9 +130,9 @@ test('a receiver answering 410, end to end: the hook shows disabled and gets not
   // Device 01 comes back: the event is logged, nothing is sent.
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), 'a4:83:e7:1f:2b:01');
   expect((await t.services.poller.pollOnce()).events).toBe(1);
-  expect(await t.services.deliverer.runOnce()).toBe(0);
+  expect(await t.services.deliverer.drain()).toBe(0);
   t.clock.advance(60_000);
-  expect(await t.services.deliverer.runOnce()).toBe(0);
+  expect(await t.services.deliverer.drain()).toBe(0);
   expect(receiver.received).toHaveLength(1);
 
   // Still shown just before the retention ends...

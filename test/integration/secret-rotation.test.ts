@@ -80,7 +80,7 @@ describe('rotating CONNECTOR_SECRET', () => {
     upClock.advance(fiveMinutes);
     during.clock.advance(fiveMinutes);
     expect(await during.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
-    expect(await during.services.deliverer.runOnce()).toBe(1);
+    expect(await during.services.deliverer.drain()).toBe(1);
     expect(verify(receiver, 0, hook.secret)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
 
     // The rotation: everything re-sealed with the new secret; a second run finds nothing to do.
@@ -102,7 +102,7 @@ describe('rotating CONNECTOR_SECRET', () => {
     expect(await after.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
     // The poll went upstream with Ana's key, opened with the new secret.
     expect(upstream.callsTo('/devices').slice(pollsBefore)[0]).toMatchObject({ authorization: `Bearer ${keys.ana}` });
-    expect(await after.services.deliverer.runOnce()).toBe(1);
+    expect(await after.services.deliverer.drain()).toBe(1);
     // Signed with the same hook secret the receiver was given at subscription.
     expect(verify(receiver, 1, hook.secret)).toMatchObject({ type: 'device.online', data: { occurred_at: fresh, device: { id: frontCounter } } });
 

@@ -171,7 +171,7 @@ describe('enrolment and transitions', () => {
     const silentSince = formatMicros((r.upClock.now() - fiveMinutes - 1000) * 1000);
     await r.upstream.inner.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', silentSince, frontCounter);
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
-    expect(await r.t.services.deliverer.runOnce()).toBe(1);
+    expect(await r.t.services.deliverer.drain()).toBe(1);
     expect(r.receiver.received).toHaveLength(1);
     const offline = verified(hook.secret, 0, r);
     expect(offline).toMatchObject({
@@ -184,11 +184,11 @@ describe('enrolment and transitions', () => {
 
     // A further round with nothing new emits nothing and sends nothing.
     expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
-    expect(await r.t.services.deliverer.runOnce()).toBe(0);
+    expect(await r.t.services.deliverer.drain()).toBe(0);
 
     const fresh = await heartbeat(r, frontCounter);
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
-    await r.t.services.deliverer.runOnce();
+    await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(2);
     const online = verified(hook.secret, 1, r);
     expect(online).toMatchObject({
@@ -214,7 +214,7 @@ describe('enrolment and transitions', () => {
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
     r.upClock.advance(fiveMinutes);
     await r.t.services.poller.pollOnce();
-    await r.t.services.deliverer.runOnce();
+    await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(1); // every table has rows: watch, snapshot, event, delivery, attempt
 
     const watch = (await watchRow(r))!;
@@ -318,7 +318,7 @@ describe('keys the upstream rejects', () => {
 
     // Polling goes on, and the transition that happened while paused is not lost.
     expect(await r.t.services.poller.pollOnce()).toMatchObject({ keys: 1, failed: 0 });
-    await r.t.services.deliverer.runOnce();
+    await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(1);
     expect(verified(hook.secret, 0, r)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
   });
@@ -334,11 +334,11 @@ describe('keys the upstream rejects', () => {
     expect((await watchRow(r))?.paused_reason).toBeNull();
     const listed = await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
     expect(listed.body).toEqual([expect.objectContaining({ status: 'active', status_reason: null })]);
-    expect(await r.t.services.deliverer.runOnce()).toBe(0);
+    expect(await r.t.services.deliverer.drain()).toBe(0);
 
     r.upstream.failAlways(null);
     expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
-    await r.t.services.deliverer.runOnce();
+    await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(1);
     expect(verified(hook.secret, 0, r)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
   });

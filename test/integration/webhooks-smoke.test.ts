@@ -24,7 +24,7 @@ test('a device going offline reaches a subscribed receiver as one signed webhook
   t.clock.advance(5 * 60_000);
   const polled = await t.services.poller.pollOnce();
   expect(polled.events).toBe(1);
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   expect(receiver.received).toHaveLength(1);
   const delivery = receiver.received[0]!;
   const payload = new Webhook(created.body.secret).verify(delivery.body, delivery.headers) as { type: string; data: { device: { id: string } } };

@@ -393,7 +393,7 @@ describe('run by zapier-platform-core against the connector', () => {
     await t.services.poller.pollOnce();
     t.clock.advance(t.config.HEARTBEAT_TIMEOUT_MS);
     expect((await t.services.poller.pollOnce()).events).toBeGreaterThan(0);
-    await t.services.deliverer.runOnce();
+    await t.services.deliverer.drain();
     expect(receiver.received).toHaveLength(1);
     const delivery = receiver.received[0]!;
     const payload = JSON.parse(delivery.body);
