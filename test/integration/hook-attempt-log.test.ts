@@ -46,9 +46,9 @@ test('a delivery tried again and again (resends and recovers) keeps its first an
   /** One round of its retry schedule: two failed attempts, then dead. */
   async function round(): Promise<void> {
     r.respondWith({ status: 500 }, { status: 503 });
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     t.clock.advance(1000);
-    expect(await t.services.deliverer.runOnce()).toBe(1);
+    expect(await t.services.deliverer.drain()).toBe(1);
     expect((await detail()).delivery_status).toBe('dead');
   }
 
@@ -71,7 +71,7 @@ test('a delivery tried again and again (resends and recovers) keeps its first an
   // One more resend, whose first attempt fails: retrying, the next attempt due in a second.
   await call(t).post(`${path}/resend`).expect(202);
   r.respondWith({ status: 502 });
-  expect(await t.services.deliverer.runOnce()).toBe(1);
+  expect(await t.services.deliverer.drain()).toBe(1);
   const now = await detail();
   expect(now.attempts.length).toBeLessThanOrEqual(bound);
   expect(now.attempts.length + now.attempts_dropped).toBe(31);
@@ -93,7 +93,7 @@ test('a delivery tried again and again (resends and recovers) keeps its first an
   expect([...times].sort()).toEqual(times);
   // Delivered at last: still within the bound.
   t.clock.advance(1000);
-  expect(await t.services.deliverer.runOnce()).toBe(1);
+  expect(await t.services.deliverer.drain()).toBe(1);
   const done = await detail();
   expect(done).toMatchObject({ delivery_status: 'delivered', attempt: 2, next_attempt_at: null });
   expect(done.attempts.length).toBeLessThanOrEqual(bound);
@@ -107,7 +107,7 @@ test('a delivery that never needed trimming says none were dropped', async () =>
   const hook = (await call(t).post('/v1/hooks', { target_url: r.url }).expect(201)).body as { id: string };
   t.clock.advance(timeoutMs);
   expect((await t.services.poller.pollOnce()).events).toBe(1);
-  expect(await t.services.deliverer.runOnce()).toBe(1);
+  expect(await t.services.deliverer.drain()).toBe(1);
   const [item] = (await call(t).get(`/v1/hooks/${hook.id}/deliveries`).expect(200)).body as Array<{ delivery_id: string }>;
   const detail = (await call(t).get(`/v1/hooks/${hook.id}/deliveries/${item!.delivery_id}`).expect(200)).body as Detail;
   expect(detail).toMatchObject({ delivery_status: 'delivered', attempts_dropped: 0 });

@@ -67,7 +67,7 @@ test('a held delivery waits while its hook is disabled, then is dead with the re
   // Days go by: nothing is attempted, nothing lost.
   for (let i = 0; i < 6; i += 1) {
     t.clock.advance(day);
-    expect(await t.services.deliverer.runOnce()).toBe(0);
+    expect(await t.services.deliverer.drain()).toBe(0);
     await t.services.retention.runOnce();
   }
   expect((await deliveries(t, hookId)).map((d) => d.delivery_status)).toEqual(['held']);
@@ -78,7 +78,7 @@ test('a held delivery waits while its hook is disabled, then is dead with the re
     expect.objectContaining({ delivery_status: 'dead', outcome: 'dead', error: 'The event passed the 7-day retention before it could be delivered' }),
   ]);
   await call(t).patch(`/v1/hooks/${hookId}`, { enabled: true }).expect(200);
-  expect(await t.services.deliverer.runOnce()).toBe(0);
+  expect(await t.services.deliverer.drain()).toBe(0);
   expect(r.received).toHaveLength(0);
 });
 
@@ -119,16 +119,16 @@ test('the operations are counted: webhook_resends_total, webhook_recovers_total{
   // A dead delivery, resent once (a refused resend is not counted), then dead again and recovered.
   await offline(t);
   r.respondWith({ status: 500 }, { status: 500 });
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   t.clock.advance(1000);
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   const dead = (await deliveries(t, hookId)).find((d) => d.delivery_status === 'dead')!;
   await call(t).post(`/v1/hooks/${hookId}/deliveries/dlv_999999/resend`).expect(404);
   await call(t).post(`/v1/hooks/${hookId}/deliveries/${dead.delivery_id}/resend`).expect(202);
   r.respondWith({ status: 500 }, { status: 500 });
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   t.clock.advance(1000);
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   expect((await call(t).post(`/v1/hooks/${hookId}/recover`, { since, dry_run: true }).expect(200)).body).toEqual({ count: 1 });
   expect((await call(t).post(`/v1/hooks/${hookId}/recover`, { since }).expect(202)).body).toEqual({ count: 1 });
   await t.services.hookOps.settled();

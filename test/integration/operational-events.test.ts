@@ -119,7 +119,7 @@ test('hook.disabled when a refused key pauses its hooks: one notice per hook, to
   expect(await t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 1 });
   const shown = (await hookCalls(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as { status: string; status_reason: string };
   expect(shown).toMatchObject({ status: 'paused', status_reason: expect.stringMatching(/^Key refused: /) });
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   // The watcher (paused too: a pause stops the watch, not deliveries) hears of the device hook, never of itself.
   expect(watcher.received).toHaveLength(1);
   const sent = new Webhook(ops.secret).verify(watcher.received[0]!.body, watcher.received[0]!.headers) as { type: string; data: { id: string } };
@@ -143,7 +143,7 @@ test('hook.disabled when a refused key pauses its hooks: one notice per hook, to
   );
   // Paused already: later rounds pause nothing more and notice nothing more.
   expect((await t.services.poller.pollOnce()).keys).toBe(0);
-  await t.services.deliverer.runOnce();
+  await t.services.deliverer.drain();
   expect(watcher.received).toHaveLength(1);
   // In the key's event log (read once the key may read again): one notice per hook, the one sent among them.
   await t.all(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`);
