@@ -3,9 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activepiecesApp, activepiecesNames, activepiecesVersions } from '../../src/export/activepieces.js';
-import type { Definition } from '../../src/export/activepieces-app/src/lib/types.js';
-import { signatureProblem } from '../../src/export/activepieces-app/src/lib/signature.js';
+import { activepiecesApp, activepiecesNames, activepiecesVersions } from '../../src/export/activepieces/exporter.js';
+import type { Definition } from '../../src/export/activepieces/template/src/lib/types.js';
+import { signatureProblem } from '../../src/export/activepieces/template/src/lib/signature.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import type { Manifest } from '../../src/manifest/schema.js';
 import { projectRoot } from '../../src/paths.js';
@@ -53,7 +53,7 @@ describe('activepieces export', () => {
         'test/triggers.test.ts',
       ]),
     );
-    expect(files.get('src/lib/triggers.ts')).toBe(readFileSync(join(projectRoot, 'src/export/activepieces-app/src/lib/triggers.ts'), 'utf8'));
+    expect(files.get('src/lib/triggers.ts')).toBe(readFileSync(join(projectRoot, 'src/export/activepieces/template/src/lib/triggers.ts'), 'utf8'));
     expect(files.get('src/index.ts')).toMatch(/export const signageConnector = createPiece\(/);
     expect(files.get('README.md')).not.toMatch(/\{\{[A-Z][A-Z0-9_]*\}\}/);
   });

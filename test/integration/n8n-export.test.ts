@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { n8nApp, n8nPackageName, n8nTypeNames, n8nVersions, searchMethodName } from '../../src/export/n8n.js';
+import { n8nApp, n8nPackageName, n8nTypeNames, n8nVersions, searchMethodName } from '../../src/export/n8n/exporter.js';
 import { projectRoot } from '../../src/paths.js';
 import { exporters, platformNames } from '../../src/export/platforms.js';
 import { loadManifest } from '../../src/manifest/load.js';

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
-import { ExportError } from '../../src/export/export-error.js';
-import { pipedreamApp, pipedreamRuntimeDir } from '../../src/export/pipedream.js';
+import { ExportError } from '../../src/export/shared/export-error.js';
+import { pipedreamApp, pipedreamRuntimeDir } from '../../src/export/pipedream/exporter.js';
 import { exporters } from '../../src/export/platforms.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import type { Manifest } from '../../src/manifest/schema.js';

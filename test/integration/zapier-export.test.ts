@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
-import { installedZapierVersions, zapierApp, zapierCliNode } from '../../src/export/zapier.js';
+import { installedZapierVersions, zapierApp, zapierCliNode } from '../../src/export/zapier/exporter.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { formatMicros } from '../../src/time/timestamps.js';
@@ -96,7 +96,7 @@ afterAll(async () => {
 });
 
 describe('the generated app', () => {
-  test('is the runtime files of src/export/zapier-app copied as they are, plus definition.json and package.json', () => {
+  test('is the runtime files of src/export/zapier/template copied as they are, plus definition.json and package.json', () => {
     const files = zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' });
     expect([...files.keys()].sort()).toEqual([
       '.gitignore',
@@ -124,7 +124,7 @@ describe('the generated app', () => {
       'test/same-item.test.js',
       'test/searches.test.js',
     ]);
-    const runtimeDir = join(projectRoot, 'src', 'export', 'zapier-app');
+    const runtimeDir = join(projectRoot, 'src', 'export', 'zapier', 'template');
     for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'lib/search.js', 'test/hooks.test.js', 'test/searches.test.js']) {
       expect(files.get(path)).toBe(readFileSync(join(runtimeDir, path), 'utf8'));
     }

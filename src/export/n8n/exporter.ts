@@ -1,12 +1,12 @@
-import type { Manifest, OptionSource, Trigger } from '../manifest/schema.js';
-import { checkBaseUrl, ExportError } from './export-error.js';
-import { appDir, runtimeFiles } from './app-files.js';
+import type { Manifest, OptionSource, Trigger } from '../../manifest/schema.js';
+import { checkBaseUrl, ExportError } from '../shared/export-error.js';
+import { runtimeFiles, templateDir } from '../shared/app-files.js';
 
 /**
  * The n8n exporter: the manifest → the community node package `n8n-nodes-signage-connector`,
  * in the layout `n8n-node new` (`@n8n/node-cli`) creates: a credential, a declarative node with
  * the operations, a webhook trigger node and a polling trigger node. The package's code is the
- * TypeScript under `n8n-app/`, copied as it is; generated are `nodes/shared/connector.ts` (the
+ * TypeScript under `template/`, copied as it is; generated are `nodes/shared/connector.ts` (the
  * operations, dropdowns and triggers the code reads), `package.json` and the facts in the
  * README and the codex files.
  */
@@ -35,7 +35,7 @@ export const n8nVersions = {
   n8nNode: '24.21.0',
 };
 
-export const n8nAppDir = appDir('n8n');
+export const n8nAppDir = templateDir(import.meta.url);
 
 /** `menu_groups` → `searchMenuGroups`: the `listSearch` method of an option source. */
 export function searchMethodName(sourceId: string): string {

@@ -1,5 +1,5 @@
-import type { Operation, OperationInput, Trigger } from '../manifest/schema.js';
-import { rpcName } from './make-names.js';
+import type { Operation, OperationInput, Trigger } from '../../manifest/schema.js';
+import { rpcName } from './names.js';
 
 /**
  * Make parameter and interface arrays (the `parameters`, `expect` and `interface` code of a

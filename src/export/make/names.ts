@@ -1,5 +1,5 @@
-import { ExportError } from './export-error.js';
-import type { Manifest } from '../manifest/schema.js';
+import { ExportError } from '../shared/export-error.js';
+import type { Manifest } from '../../manifest/schema.js';
 
 /**
  * The names a Make app gives its components, all derived from manifest ids so that a re-export

@@ -1,22 +1,22 @@
-import { checkBaseUrl } from './export-error.js';
-import type { Manifest } from '../manifest/schema.js';
-import { triggerKeys, zapierDefinition } from './zapier-definition.js';
-import { installedZapierVersions, packageJson, ZapierExportError, zapierCliNode, type ZapierVersions } from './zapier-package.js';
-import { appDir, runtimeFiles } from './app-files.js';
+import { checkBaseUrl } from '../shared/export-error.js';
+import type { Manifest } from '../../manifest/schema.js';
+import { triggerKeys, zapierDefinition } from './definition.js';
+import { installedZapierVersions, packageJson, ZapierExportError, zapierCliNode, type ZapierVersions } from './package.js';
+import { runtimeFiles, templateDir } from '../shared/app-files.js';
 
 /**
  * The Zapier exporter: the platform-neutral manifest (`manifests/connector.json`) → a
  * CommonJS Zapier platform app that `zapier-platform-core` runs and the Zapier CLI validates,
  * tests and pushes. Only `definition.json`, `package.json` and the README's facts are
- * generated; the app's code and tests are the files under `zapier-app/`, copied as they are.
+ * generated; the app's code and tests are the files under `template/`, copied as they are.
  *
  * The connection holds the connector's base URL (`base_url`, beside `api_key`); the base URL
  * given at export is that field's default, and every request the app makes goes to the
  * connection's own.
  */
 
-export { optionTriggerKey, snakeCase } from './zapier-definition.js';
-export { installedZapierVersions, ZapierExportError, zapierCliNode, type ZapierVersions } from './zapier-package.js';
+export { optionTriggerKey, snakeCase } from './definition.js';
+export { installedZapierVersions, ZapierExportError, zapierCliNode, type ZapierVersions } from './package.js';
 
 export interface ZapierExportOptions {
   /** The connector's public base URL: the default of the connection's `base_url` field (a trailing slash is dropped). */
@@ -52,7 +52,7 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
       TRIGGERS: keys.map((key) => `- \`${key}\``).join('\n'),
       SEARCHES: definition.searches.map((search) => `- \`${search.key}\`: ${search.display.label}`).join('\n') || 'None.',
     },
-    appDir('zapier'),
+    templateDir(import.meta.url),
   );
   files.set('definition.json', `${JSON.stringify(definition, null, 2)}\n`);
   files.set('package.json', packageJson(manifest, versions));

@@ -1,22 +1,22 @@
-import { checkBaseUrl } from './export-error.js';
-import type { Manifest } from '../manifest/schema.js';
-import { base, connection, rpc, searchModuleCode } from './make-components.js';
-import { instantTriggerCode, pollingTriggerCode, webhook } from './make-triggers.js';
-import { checkUnique, connectionName, instantTriggerName, kebabCase, pollingTriggerName, rpcName, searchModuleName, webhookName } from './make-names.js';
-import { appDir, runtimeFiles } from './app-files.js';
+import { checkBaseUrl } from '../shared/export-error.js';
+import type { Manifest } from '../../manifest/schema.js';
+import { base, connection, rpc, searchModuleCode } from './components.js';
+import { instantTriggerCode, pollingTriggerCode, webhook } from './triggers.js';
+import { checkUnique, connectionName, instantTriggerName, kebabCase, pollingTriggerName, rpcName, searchModuleName, webhookName } from './names.js';
+import { runtimeFiles, templateDir } from '../shared/app-files.js';
 
 /**
  * The Make exporter: the manifest → a Make custom app as the local project of Make's VS Code
  * extension (Make Apps Editor, "Local development for Apps"): `makecomapp.json` lists the
  * components and their code files (`*.communication.iml.json` and so on), which the extension
- * deploys into a custom app. Beside them: the app's tests (`test/`, copied from `make-app/`),
+ * deploys into a custom app. Beside them: the app's tests (`test/`, copied from `template/`),
  * which check the files against the extension's JSON schemas and send every request, built from
  * the templates, to a live connector.
  */
 
-export { MakeExportError } from './make-names.js';
+export { MakeExportError } from './names.js';
 
-export const makeAppDir = appDir('make');
+export const makeAppDir = templateDir(import.meta.url);
 
 type Codes = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
-import type { Manifest, Operation, OperationInput, OptionSource, Trigger } from '../manifest/schema.js';
-import { code, jsLiteral } from './js-literal.js';
+import type { Manifest, Operation, OperationInput, OptionSource, Trigger } from '../../manifest/schema.js';
+import { code, jsLiteral } from '../shared/js-literal.js';
 
 /**
  * The manifest → Pipedream component files, laid out as in Pipedream's component registry:

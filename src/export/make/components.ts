@@ -1,6 +1,6 @@
-import type { Manifest, Operation, OptionSource } from '../manifest/schema.js';
-import { MakeExportError, rpcName } from './make-names.js';
-import { fromSample, operationParameters, type MakeParameter } from './make-parameters.js';
+import type { Manifest, Operation, OptionSource } from '../../manifest/schema.js';
+import { MakeExportError, rpcName } from './names.js';
+import { fromSample, operationParameters, type MakeParameter } from './parameters.js';
 
 /**
  * The code of each Make component (Make's "communication" = `api`, `parameters`, `expect`,

@@ -1,14 +1,14 @@
-import { ExportError, checkBaseUrl } from './export-error.js';
-import type { Manifest } from '../manifest/schema.js';
-import { jsLiteral } from './js-literal.js';
-import { appSlug, componentFiles, componentKey, componentSlug, pollingKey, reservedPropNames } from './pipedream-components.js';
-import { appDir, runtimeFiles } from './app-files.js';
+import { ExportError, checkBaseUrl } from '../shared/export-error.js';
+import type { Manifest } from '../../manifest/schema.js';
+import { jsLiteral } from '../shared/js-literal.js';
+import { appSlug, componentFiles, componentKey, componentSlug, pollingKey, reservedPropNames } from './components.js';
+import { runtimeFiles, templateDir } from '../shared/app-files.js';
 
 /**
  * The Pipedream exporter: the manifest → a folder of Pipedream components (an app file,
  * actions, instant and polling sources) in the layout of Pipedream's component registry. The
  * component files and `common/constants.mjs` are generated; the code they run (`common/`), the
- * app's tests and lint configuration are the files under `pipedream-app/`, copied as they are.
+ * app's tests and lint configuration are the files under `template/`, copied as they are.
  */
 
 export class PipedreamExportError extends ExportError {}
@@ -18,7 +18,7 @@ export interface PipedreamExportOptions {
   baseUrl: string;
 }
 
-export const pipedreamRuntimeDir = appDir('pipedream');
+export const pipedreamRuntimeDir = templateDir(import.meta.url);
 
 /** The versions the app is tested with; the lint plugin's only release is 0.3.0. */
 export const pipedreamVersions = {

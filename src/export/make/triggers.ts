@@ -1,7 +1,7 @@
-import type { Trigger } from '../manifest/schema.js';
-import { MakeExportError } from './make-names.js';
-import { fromOutputFields, triggerParameters, type MakeParameter } from './make-parameters.js';
-import { keyHeaders, valid, listCondition, queryValue, type Json } from './make-components.js';
+import type { Trigger } from '../../manifest/schema.js';
+import { MakeExportError } from './names.js';
+import { fromOutputFields, triggerParameters, type MakeParameter } from './parameters.js';
+import { keyHeaders, valid, listCondition, queryValue, type Json } from './components.js';
 
 /** Make's trigger modules (instant with attach/detach webhooks, polling) from the manifest's triggers. */
 /**

@@ -1,8 +1,8 @@
-import { ExportError, packageSlug } from './export-error.js';
+import { ExportError, packageSlug } from '../shared/export-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Manifest } from '../manifest/schema.js';
-import { projectRoot } from '../paths.js';
+import type { Manifest } from '../../manifest/schema.js';
+import { projectRoot } from '../../paths.js';
 
 export class ZapierExportError extends ExportError {}
 

@@ -1,8 +1,8 @@
-import type { Manifest, Operation, OperationInput, OptionSource, Trigger } from '../manifest/schema.js';
-import type { Definition, EventInput, Field, HookTriggerSpec, OptionTriggerSpec, PollingTriggerSpec, SearchInput, SearchSpec } from './zapier-app/lib/types.js';
+import type { Manifest, Operation, OperationInput, OptionSource, Trigger } from '../../manifest/schema.js';
+import type { Definition, EventInput, Field, HookTriggerSpec, OptionTriggerSpec, PollingTriggerSpec, SearchInput, SearchSpec } from './template/lib/types.js';
 
 /**
- * The manifest → `definition.json`: plain data that the app's runtime (`zapier-app/lib`) turns
+ * The manifest → `definition.json`: plain data that the app's runtime (`template/lib`) turns
  * into a Zapier app. Everything platform-specific about naming lives here:
  * - every option source → a hidden trigger `<id>_list` backing dynamic dropdowns; a path
  *   parameter is read from the input field named after it in snake case (`{menuId}` ←

@@ -1,17 +1,17 @@
-import { ExportError, checkBaseUrl, packageSlug } from './export-error.js';
+import { ExportError, checkBaseUrl, packageSlug } from '../shared/export-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Manifest } from '../manifest/schema.js';
-import { projectRoot } from '../paths.js';
-import type { Definition } from './activepieces-app/src/lib/types.js';
-import { appDir, runtimeFiles } from './app-files.js';
+import type { Manifest } from '../../manifest/schema.js';
+import { projectRoot } from '../../paths.js';
+import type { Definition } from './template/src/lib/types.js';
+import { runtimeFiles, templateDir } from '../shared/app-files.js';
 
 /**
  * The Activepieces exporter: the manifest → a TypeScript piece package on
  * `@activepieces/pieces-framework` and `@activepieces/pieces-common`, exported as
  * `signageConnector` from its main module. Only `src/definition.ts` (the manifest's option
  * sources, operations and triggers as data), `package.json` and the README's facts are
- * generated; the piece's code and tests are the files under `activepieces-app/`, copied as
+ * generated; the piece's code and tests are the files under `template/`, copied as
  * they are.
  */
 
@@ -23,7 +23,7 @@ export const activepiecesVersions = {
   common: '0.12.5',
 } as const;
 
-export const activepiecesRuntimeDir = appDir('activepieces');
+export const activepiecesRuntimeDir = templateDir(import.meta.url);
 
 /** The exported module and piece names that flows refer to. */
 export const pieceExportName = 'signageConnector';

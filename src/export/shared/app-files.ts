@@ -1,14 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { projectRoot } from '../paths.js';
+import { fileURLToPath } from 'node:url';
 
 /**
- * Each platform app's hand-written files (`src/export/<platform>-app/`: its code, tests,
- * README and gitignore). They are real files, checked and run by the tests; an exporter copies
- * them and writes only what comes from the manifest beside them.
+ * Each platform app's hand-written files: the `template/` folder beside its exporter
+ * (`src/export/<platform>/template/`: its code, tests, README and gitignore). They are real
+ * files, checked and run by the tests; an exporter copies them and writes only what comes from
+ * the manifest beside them. `npm run build` copies every template into dist/ beside the
+ * compiled exporter (scripts/copy-templates.mjs), so the built package finds them the same way.
  */
-export function appDir(platform: string): string {
-  return join(projectRoot, 'src', 'export', `${platform}-app`);
+export function templateDir(exporterUrl: string): string {
+  return fileURLToPath(new URL('template/', exporterUrl)).replace(/[\\/]$/, '');
 }
 
 /**
