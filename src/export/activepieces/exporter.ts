@@ -5,6 +5,7 @@ import type { Manifest } from '../../manifest/schema.js';
 import { projectRoot } from '../../paths.js';
 import type { Definition } from './template/src/lib/types.js';
 import { runtimeFiles, templateDir } from '../shared/app-files.js';
+import { sharedFile } from '../shared/shared-files.js';
 
 /**
  * The Activepieces exporter: the manifest → a TypeScript piece package on
@@ -163,6 +164,8 @@ export function activepiecesApp(manifest: Manifest, options: { baseUrl: string }
     'src/definition.ts',
     `// Generated from the connector's manifest by \`npm run export -- activepieces\`; do not edit.\nimport type { Definition } from './lib/types';\n\nexport const definition: Definition = ${JSON.stringify(definition, null, 2)};\n`,
   );
+  files.set('src/lib/signature.ts', sharedFile('standard-webhooks.ts'));
+  files.set('src/lib/manifest.d.ts', sharedFile('manifest.d.ts'));
   files.set('package.json', activepiecesPackageJson(manifest));
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -1,6 +1,7 @@
 import type { Manifest, OptionSource, Trigger } from '../../manifest/schema.js';
 import { checkBaseUrl, ExportError } from '../shared/export-error.js';
 import { runtimeFiles, templateDir } from '../shared/app-files.js';
+import { sharedFile } from '../shared/shared-files.js';
 
 /**
  * The n8n exporter: the manifest → the community node package `n8n-nodes-signage-connector`,
@@ -168,6 +169,8 @@ export function n8nApp(manifest: Manifest, options: { baseUrl: string }): Map<st
       }),
     );
   }
+  files.set('nodes/shared/signature.ts', sharedFile('standard-webhooks.ts'));
+  files.set('nodes/shared/manifest.ts', sharedFile('manifest.d.ts'));
   files.set('nodes/shared/connector.ts', connectorModule(spec));
   files.set('package.json', packageJson(manifest, baseUrl));
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));

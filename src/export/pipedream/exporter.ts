@@ -3,6 +3,7 @@ import type { Manifest } from '../../manifest/schema.js';
 import { jsLiteral } from '../shared/js-literal.js';
 import { appSlug, componentFiles, componentKey, componentSlug, pollingKey, reservedPropNames } from './components.js';
 import { runtimeFiles, templateDir } from '../shared/app-files.js';
+import { sharedFile } from '../shared/shared-files.js';
 
 /**
  * The Pipedream exporter: the manifest → a folder of Pipedream components (an app file,
@@ -105,6 +106,7 @@ export function pipedreamApp(manifest: Manifest, options: PipedreamExportOptions
     pipedreamRuntimeDir,
   );
   for (const [path, text] of componentFiles(manifest, app)) files.set(path, text);
+  files.set('common/signature.mjs', sharedFile('standard-webhooks.mjs'));
   files.set('common/constants.mjs', constantsFile(manifest, baseUrl));
   files.set('package.json', packageJson(manifest, app));
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));

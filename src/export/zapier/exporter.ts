@@ -3,6 +3,7 @@ import type { Manifest } from '../../manifest/schema.js';
 import { triggerKeys, zapierDefinition } from './definition.js';
 import { installedZapierVersions, packageJson, ZapierExportError, zapierCliNode, type ZapierVersions } from './package.js';
 import { runtimeFiles, templateDir } from '../shared/app-files.js';
+import { sharedFile } from '../shared/shared-files.js';
 
 /**
  * The Zapier exporter: the platform-neutral manifest (`manifests/connector.json`) → a
@@ -54,6 +55,8 @@ export function zapierApp(manifest: Manifest, options: ZapierExportOptions): Map
     },
     templateDir(import.meta.url),
   );
+  files.set('lib/signature.js', sharedFile('standard-webhooks.cjs'));
+  files.set('lib/manifest.d.ts', sharedFile('manifest.d.ts'));
   files.set('definition.json', `${JSON.stringify(definition, null, 2)}\n`);
   files.set('package.json', packageJson(manifest, versions));
   return new Map([...files].sort(([a], [b]) => a.localeCompare(b)));

@@ -66,7 +66,7 @@ export default {
       this.respond(410, "this source has no active hook");
       return;
     }
-    const problem = signatureProblem(hook.secret, event);
+    const problem = signatureProblem(hook.secret, event.headers, event.bodyRaw);
     if (problem) {
       console.log(`Ignored a webhook delivery: ${problem}.`);
       this.respond(401, problem);

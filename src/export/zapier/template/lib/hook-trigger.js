@@ -10,6 +10,9 @@ const { isEmpty, toList } = require('./connector');
 const { fetchEvents, sampleEvents } = require('./events');
 const { signatureProblem } = require('./signature');
 
+/** The app checks the signature, not the delivery's age (the timestamp is signed all the same). */
+const anyAge = { pastSeconds: Infinity, futureSeconds: Infinity };
+
 /** @typedef {import('zapier-platform-core').ZObject} ZObject */
 /** @typedef {import('zapier-platform-core').Bundle} Bundle */
 /** @typedef {{id?: string, secret?: string}} Hook what subscribing returned; Zapier keeps it as bundle.subscribeData */
@@ -72,7 +75,7 @@ const hookTrigger = (connector, spec) => {
     const hook = bundle.subscribeData || {};
     const raw = bundle.rawRequest;
     if (hook.secret && raw && (raw.content !== undefined || raw.headers !== undefined)) {
-      const problem = signatureProblem(String(hook.secret), raw);
+      const problem = signatureProblem(String(hook.secret), raw.headers, raw.content, anyAge);
       if (problem) throw new z.errors.Error(`${connector.name}: ignored a webhook delivery: ${problem}.`, 'invalid_signature', 401);
       try {
         body = JSON.parse(String(raw.content));

@@ -1,17 +1,14 @@
 /**
  * The shape of `definition.json`: the data `npm run export -- zapier` derives from the
- * connector manifest. The files under lib/ give it behaviour; nothing here is code.
+ * connector manifest. The files under lib/ give it behaviour; nothing here is code. The parts
+ * taken from the manifest as they are have the manifest's own types (manifest.d.ts, generated
+ * from its schema).
  */
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+import type { Endpoint, OperationInput, OperationPaging, OperationRequest, OperationResult, TriggerInput } from './manifest';
 
-/** One connector call: `{name}` segments of the path are filled from input values. */
-export interface Endpoint {
-  method: HttpMethod;
-  path: string;
-  query?: Record<string, string>;
-  body?: Record<string, unknown>;
-}
+export type { Endpoint };
+export type HttpMethod = Endpoint['method'];
 
 /** A Zapier input, output or auth field, passed to Zapier as it is. */
 export type Field = Record<string, unknown> & { key: string };
@@ -62,12 +59,7 @@ export interface OptionTriggerSpec {
 }
 
 /** How one trigger input maps onto the polling query and the hook subscription body. */
-export interface EventInput {
-  key: string;
-  list: boolean;
-  pollingParam?: string;
-  hookField?: string;
-}
+export type EventInput = Pick<TriggerInput, 'key' | 'list' | 'pollingParam' | 'hookField'>;
 
 interface EventTriggerBase {
   key: string;
@@ -93,30 +85,15 @@ export interface PollingTriggerSpec extends EventTriggerBase {
   polling: Endpoint;
 }
 
-/** How one operation input reaches the request. */
-export interface SearchInput {
-  key: string;
-  label: string;
-  type: 'string' | 'integer' | 'boolean';
-  required: boolean;
-  /** Several values, sent comma-separated as one query parameter. */
-  list: boolean;
-  /** `path`: fills `{key}` of the path; `query`: the query parameter `param`; `paging`: the limit of a paged list. */
-  in: 'path' | 'query' | 'paging';
-  param: string;
-  default?: string | number | boolean;
-  minimum?: number;
-  maximum?: number;
-}
+/**
+ * How one operation input reaches the request: `path` fills `{key}` of the path, `query` the
+ * query parameter `param` (always set here), `paging` the limit of a paged list; a `list` is
+ * several values, sent comma-separated as one query parameter.
+ */
+export type SearchInput = Pick<OperationInput, 'key' | 'label' | 'type' | 'required' | 'list' | 'in' | 'default' | 'minimum' | 'maximum'> & { param: string };
 
 /** A page-numbered list: every page is read until the limit input is reached or the list ends. */
-export interface SearchPaging {
-  page: string;
-  size: string;
-  maxSize: number;
-  total: string;
-  limitInput: string;
-}
+export type SearchPaging = OperationPaging;
 
 /**
  * A Zapier search from a manifest operation. It always returns an array: the records of a
@@ -126,19 +103,11 @@ export interface SearchSpec {
   key: string;
   noun: string;
   display: Display;
-  request: {
-    method: 'GET';
-    path: string;
-    /** `bearer`: the key goes in `Authorization: Bearer`; `api_key`: in the connector's key header. */
-    auth: 'api_key' | 'bearer';
-    query: Record<string, string>;
-  };
+  /** `auth`: `bearer` sends the key in `Authorization: Bearer`, `api_key` in the connector's key header. */
+  request: OperationRequest;
   inputs: SearchInput[];
-  result: {
-    /** The field of the answer that holds the records; absent: the answer is the record. */
-    items?: string;
-    single: boolean;
-  };
+  /** `items`: the field of the answer that holds the records; absent: the answer is the record. */
+  result: Pick<OperationResult, 'items' | 'single'>;
   paging?: SearchPaging;
   inputFields: Field[];
   sample: Record<string, unknown>;

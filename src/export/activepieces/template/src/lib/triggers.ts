@@ -4,7 +4,7 @@ import { signageAuth } from './auth';
 import { call, ConnectorError, credentials, fillPath, isEmpty, toList, type Credentials } from './connector';
 import { dropdownProp } from './options';
 import { listProblem, objectProblem } from './shape';
-import { signatureProblem } from './signature';
+import { queuedTolerance, signatureProblem } from './signature';
 import type { TriggerInputSpec, TriggerSpec } from './types';
 
 /**
@@ -129,7 +129,7 @@ function webhookTrigger(trigger: TriggerSpec) {
       if (!hook) throw new ConnectorError(`${definition.name}: ignored a webhook delivery: the trigger has no hook (enable the flow again)`, 401);
       const payload = context.payload as { body?: unknown; rawBody?: unknown; headers?: Record<string, unknown> };
       const raw = rawBodyOf(payload);
-      const problem = signatureProblem(hook.secret, payload.headers, raw);
+      const problem = signatureProblem(hook.secret, payload.headers, raw, queuedTolerance);
       if (problem) throw new ConnectorError(`${definition.name}: ignored a webhook delivery: ${problem}`, 401);
       let body: unknown;
       try {

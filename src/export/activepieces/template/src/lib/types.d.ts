@@ -1,15 +1,17 @@
 /**
  * The shape of `src/definition.ts`, which the exporter generates from the connector's manifest.
  * Everything the piece shows (auth, dropdowns, actions, triggers) is built from it; nothing
- * about an endpoint is written by hand in the piece's code.
+ * about an endpoint is written by hand in the piece's code. The parts taken from the manifest
+ * have the manifest's own types (manifest.d.ts, generated from its schema), with `null` for
+ * what the manifest leaves out.
  */
 
-export interface Endpoint {
-  method: 'GET' | 'POST' | 'DELETE';
-  path: string;
-  query?: Record<string, string>;
-  body?: Record<string, unknown>;
-}
+import type { Endpoint, OperationInput, OperationPaging, OperationRequest, OperationResult, TriggerInput } from './manifest';
+
+export type { Endpoint };
+
+/** Every optional property of `T` present, `null` when it is absent. */
+export type Nulled<T> = { [K in keyof T]-?: undefined extends T[K] ? Exclude<T[K], undefined> | null : T[K] };
 
 export interface Definition {
   name: string;
@@ -40,47 +42,26 @@ export interface OptionSourceSpec {
   maxLimit: number;
 }
 
-export interface OperationInputSpec {
-  key: string;
-  label: string;
-  helpText: string | null;
-  type: 'string' | 'integer' | 'boolean';
-  required: boolean;
-  list: boolean;
-  in: 'path' | 'query' | 'paging';
-  /** The query parameter's name (default: the key). */
-  param: string | null;
-  default: string | number | boolean | null;
-  minimum: number | null;
-  maximum: number | null;
-  optionsFrom: string | null;
-  /** Option source path parameter → the input that fills it (`{menuId: 'menu_id'}`). */
-  optionParams: Record<string, string>;
-}
+/**
+ * `param`: the query parameter's name (default: the key); `optionParams`: option source path
+ * parameter → the input that fills it (`{menuId: 'menu_id'}`).
+ */
+export type OperationInputSpec = Nulled<OperationInput>;
 
 export interface OperationSpec {
   id: string;
   title: string;
   description: string;
   noun: string;
-  request: { method: 'GET'; path: string; auth: 'api_key' | 'bearer'; query: Record<string, string> };
+  request: OperationRequest;
   inputs: OperationInputSpec[];
-  result: { items: string | null; single: boolean; notFound: string | null };
-  paging: { page: string; size: string; maxSize: number; total: string; limitInput: string } | null;
+  result: Nulled<OperationResult>;
+  paging: OperationPaging | null;
   sample: Record<string, unknown>;
 }
 
-export interface TriggerInputSpec {
-  key: string;
-  label: string;
-  helpText: string | null;
-  required: boolean;
-  list: boolean;
-  optionsFrom: string | null;
-  /** The polling endpoint's query parameter and the hook body field that carry the value. */
-  pollingParam: string | null;
-  hookField: string | null;
-}
+/** `pollingParam` and `hookField`: the polling endpoint's query parameter and the hook body field that carry the value. */
+export type TriggerInputSpec = Nulled<TriggerInput>;
 
 export interface TriggerSpec {
   id: string;

@@ -9,7 +9,7 @@ import {
 } from 'n8n-workflow';
 import { connector } from '../shared/connector';
 import { searchMethods } from '../shared/properties';
-import { verifySignature } from '../shared/signature';
+import { signatureProblem } from '../shared/signature';
 import { objectProblem } from '../shared/shape';
 import { connectorRequest, connectorRequestUnlessMissing, fillPath } from '../shared/transport';
 import { chosenTrigger, triggerInputs, triggerProperties } from '../shared/triggers';
@@ -133,7 +133,7 @@ export class SignageConnectorTrigger implements INodeType {
 		};
 		const body = this.getBodyData();
 		const raw = request.rawBody ? request.rawBody.toString('utf8') : JSON.stringify(body);
-		if (!verifySignature(state.secret ?? '', this.getHeaderData() as Record<string, unknown>, raw)) {
+		if (signatureProblem(state.secret ?? '', this.getHeaderData() as Record<string, unknown>, raw) !== null) {
 			const response = this.getResponseObject();
 			response.status(401).json({ message: 'The delivery is not signed with this hook\'s secret' });
 			return { noWebhookResponse: true };

@@ -2,15 +2,13 @@
  * The shape of `connector.ts`, the part of this package generated from the connector's
  * manifest: its operations, dropdowns (option sources) and triggers. Everything else in the
  * package reads them from there, so a re-export with a new operation, dropdown or trigger
- * needs no change in the code.
+ * needs no change in the code. The parts taken from the manifest as they are have the
+ * manifest's own types (manifest.ts, generated from its schema).
  */
 
-export interface Endpoint {
-	method: 'GET' | 'POST' | 'DELETE';
-	path: string;
-	query?: Record<string, string>;
-	body?: Record<string, unknown>;
-}
+import type { Endpoint, OperationInput, OperationPaging, OperationRequest, OperationResult, TriggerInput } from './manifest';
+
+export type { Endpoint };
 
 export interface OptionSourceSpec {
 	id: string;
@@ -24,44 +22,21 @@ export interface OptionSourceSpec {
 	searchMethod: string;
 }
 
-export interface InputSpec {
-	key: string;
-	label: string;
-	helpText?: string;
-	type: 'string' | 'integer' | 'boolean';
-	required: boolean;
-	list: boolean;
-	in: 'path' | 'query' | 'paging';
-	param?: string;
-	default?: string | number | boolean;
-	minimum?: number;
-	maximum?: number;
-	optionsFrom?: string;
-	/** Path parameter of the option source → the input that supplies it. */
-	optionParams: Record<string, string>;
-}
+/** `optionParams`: path parameter of the option source → the input that supplies it. */
+export type InputSpec = OperationInput;
 
 export interface OperationSpec {
 	id: string;
 	title: string;
 	description: string;
 	noun: string;
-	request: { method: 'GET'; path: string; query: Record<string, string> };
+	request: Omit<OperationRequest, 'auth'>;
 	inputs: InputSpec[];
-	result: { items?: string; single: boolean; notFound?: string };
-	paging?: { page: string; size: string; maxSize: number; total: string; limitInput: string };
+	result: OperationResult;
+	paging?: OperationPaging;
 }
 
-export interface TriggerInputSpec {
-	key: string;
-	label: string;
-	helpText?: string;
-	required: boolean;
-	list: boolean;
-	optionsFrom?: string;
-	pollingParam?: string;
-	hookField?: string;
-}
+export type TriggerInputSpec = TriggerInput;
 
 export interface TriggerSpec {
 	id: string;
