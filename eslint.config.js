@@ -1,12 +1,12 @@
 // ESLint for the connector's own code (src, test, bench, scripts). The exported platform apps
-// under src/export/*-app/ are projects of their own, linted by their platforms' tools in their
+// under src/export/*/template/ are projects of their own, linted by their platforms' tools in their
 // own tests (n8n-node lint, Pipedream's ESLint plugin, zapier-platform validate, tsc --strict).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'src/export/*-app/**', 'console/dist/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'src/export/*/template/**', 'console/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

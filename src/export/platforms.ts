@@ -1,10 +1,10 @@
 import type { Manifest } from '../manifest/schema.js';
-import { activepiecesApp } from './activepieces.js';
-import { ExportError } from './export-error.js';
-import { makeApp } from './make.js';
-import { n8nApp, n8nPackageName } from './n8n.js';
-import { pipedreamApp } from './pipedream.js';
-import { zapierApp } from './zapier.js';
+import { activepiecesApp } from './activepieces/exporter.js';
+import { ExportError } from './shared/export-error.js';
+import { makeApp } from './make/exporter.js';
+import { n8nApp, n8nPackageName } from './n8n/exporter.js';
+import { pipedreamApp } from './pipedream/exporter.js';
+import { zapierApp } from './zapier/exporter.js';
 
 /**
  * Every platform `npm run export` knows: the folder it writes, generated from the manifest, and

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { validate as lintDockerfile } from 'dockerfile-utils';
+import { exporters, platformNames } from '../../src/export/platforms.js';
+import { loadManifest } from '../../src/manifest/load.js';
 import { projectRoot } from '../../src/paths.js';
 import { buildTestApp } from '../helpers/app.js';
 
@@ -71,6 +73,13 @@ function buildContext(into: string): void {
     mkdirSync(dirname(join(into, file)), { recursive: true });
     cpSync(join(projectRoot, file), join(into, file));
   }
+}
+
+/** Every file under a folder, as relative paths with `/`. */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
+  );
 }
 
 const isRoot = process.getuid?.() === 0;
@@ -233,6 +242,23 @@ describe('the Dockerfile', () => {
       expect((await fetch(`http://127.0.0.1:${port}/console`)).status).toBe(fromRepository);
     } finally {
       await t.close();
+    }
+  });
+
+  test('`npm run export` works from the image: each platform app is exported from dist/ with the same files as from the repository', () => {
+    for (const platform of platformNames) {
+      const out = join(work, 'exports', platform);
+      const result = spawnSync(process.execPath, ['dist/src/cli/export.js', platform, '--out', out], {
+        cwd: final.workdir,
+        env: serverEnv,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect({ platform, status: result.status, stderr: result.stderr }).toEqual({ platform, status: 0, stderr: '' });
+      const fromRepository = exporters[platform].files(loadManifest(), { baseUrl: 'http://localhost:3000' });
+      expect(filesUnder(out).sort()).toEqual([...fromRepository.keys()].sort());
+      // The templates' own files (not generated from the manifest) are copied as they are.
+      for (const [path, text] of fromRepository) if (/(^|\/)test\//.test(path)) expect(readFileSync(join(out, path), 'utf8')).toBe(text);
     }
   });
 

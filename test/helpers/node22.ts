@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { zapierCliNode } from '../../src/export/zapier.js';
+import { zapierCliNode } from '../../src/export/zapier/exporter.js';
 import { projectRoot } from '../../src/paths.js';
 
 /**

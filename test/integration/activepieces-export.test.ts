@@ -3,9 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activepiecesApp, activepiecesNames, activepiecesVersions } from '../../src/export/activepieces.js';
-import type { Definition } from '../../src/export/activepieces-app/src/lib/types.js';
-import { signatureProblem } from '../../src/export/activepieces-app/src/lib/signature.js';
+import { activepiecesApp, activepiecesNames, activepiecesVersions } from '../../src/export/activepieces/exporter.js';
+import type { Definition } from '../../src/export/activepieces/template/src/lib/types.js';
+import { sharedFile } from '../../src/export/shared/shared-files.js';
+import { queuedTolerance, signatureProblem } from '../../src/export/shared/template/standard-webhooks.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import type { Manifest } from '../../src/manifest/schema.js';
 import { projectRoot } from '../../src/paths.js';
@@ -44,6 +45,7 @@ describe('activepieces export', () => {
         'src/lib/options.ts',
         'src/lib/triggers.ts',
         'src/lib/signature.ts',
+        'src/lib/manifest.d.ts',
         'src/lib/shape.ts',
         'test/harness.ts',
         'test/bad-answers.test.ts',
@@ -53,7 +55,9 @@ describe('activepieces export', () => {
         'test/triggers.test.ts',
       ]),
     );
-    expect(files.get('src/lib/triggers.ts')).toBe(readFileSync(join(projectRoot, 'src/export/activepieces-app/src/lib/triggers.ts'), 'utf8'));
+    expect(files.get('src/lib/triggers.ts')).toBe(readFileSync(join(projectRoot, 'src/export/activepieces/template/src/lib/triggers.ts'), 'utf8'));
+    expect(files.get('src/lib/signature.ts')).toBe(sharedFile('standard-webhooks.ts'));
+    expect(files.get('src/lib/manifest.d.ts')).toBe(sharedFile('manifest.d.ts'));
     expect(files.get('src/index.ts')).toMatch(/export const signageConnector = createPiece\(/);
     expect(files.get('README.md')).not.toMatch(/\{\{[A-Z][A-Z0-9_]*\}\}/);
   });
@@ -106,19 +110,19 @@ describe('activepieces export', () => {
     expect(() => activepiecesApp(manifest, { baseUrl: 'https://x/?q=1' })).toThrow(/must not have a query/);
   });
 
-  test("the piece's signature check accepts the connector's own signing and nothing else", () => {
+  test("the piece's signature check (the shared one, with the tolerance of a queued delivery) accepts the connector's own signing and nothing else", () => {
     const secret = generateSecret();
     const body = JSON.stringify({ type: 'device.offline', timestamp: new Date().toISOString(), data: { id: 'evt_1' } });
     const now = Math.floor(Date.now() / 1000);
     const headers = signedHeaders(secret, 'msg_1', now, body) as unknown as Record<string, string>;
-    expect(signatureProblem(secret, headers, body)).toBeNull();
-    expect(signatureProblem(secret, headers, body.replace('evt_1', 'evt_2'))).toBe('the signature does not match');
-    expect(signatureProblem(generateSecret(), headers, body)).toBe('the signature does not match');
+    expect(signatureProblem(secret, headers, body, queuedTolerance)).toBeNull();
+    expect(signatureProblem(secret, headers, body.replace('evt_1', 'evt_2'), queuedTolerance)).toBe('the signature does not match');
+    expect(signatureProblem(generateSecret(), headers, body, queuedTolerance)).toBe('the signature does not match');
     const at = (seconds: number) => signedHeaders(secret, 'msg_1', seconds, body) as unknown as Record<string, string>;
-    expect(signatureProblem(secret, at(now - 1800), body)).toBeNull(); // queued in Activepieces for a while
-    expect(signatureProblem(secret, at(now - 7200), body)).toMatch(/timestamp/);
-    expect(signatureProblem(secret, at(now + 600), body)).toMatch(/timestamp/);
-    expect(signatureProblem(secret, {}, body)).toMatch(/missing/);
+    expect(signatureProblem(secret, at(now - 1800), body, queuedTolerance)).toBeNull(); // queued in Activepieces for a while
+    expect(signatureProblem(secret, at(now - 7200), body, queuedTolerance)).toMatch(/timestamp/);
+    expect(signatureProblem(secret, at(now + 600), body, queuedTolerance)).toMatch(/timestamp/);
+    expect(signatureProblem(secret, {}, body, queuedTolerance)).toMatch(/missing/);
   });
 
   test('npm run export -- activepieces writes the folder', async () => {

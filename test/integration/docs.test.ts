@@ -23,7 +23,7 @@ const documents = ['README.md', ...markdownUnder('docs')];
 const userFacing = [
   ...documents,
   ...['zapier', 'n8n', 'activepieces', 'pipedream', 'make']
-    .map((platform) => `src/export/${platform}-app/README.md`)
+    .map((platform) => `src/export/${platform}/template/README.md`)
     .filter((path) => existsSync(join(projectRoot, path))),
 ];
 

@@ -2,9 +2,11 @@ import { describe, expect, test } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { n8nApp, n8nPackageName, n8nTypeNames, n8nVersions, searchMethodName } from '../../src/export/n8n.js';
+import { n8nApp, n8nPackageName, n8nTypeNames, n8nVersions, searchMethodName } from '../../src/export/n8n/exporter.js';
 import { projectRoot } from '../../src/paths.js';
 import { exporters, platformNames } from '../../src/export/platforms.js';
+import { sharedFile } from '../../src/export/shared/shared-files.js';
+import { defaultTolerance, signatureProblem } from '../../src/export/shared/template/standard-webhooks.js';
 import { loadManifest } from '../../src/manifest/load.js';
 
 // The n8n export (`npm run export -- n8n`): the community node package's files, names and
@@ -127,13 +129,17 @@ describe('n8n export', () => {
   });
 
   test('the signature check follows Standard Webhooks', () => {
-    // The same computation as nodes/shared/signature.ts, against a known vector.
+    // The same computation as nodes/shared/signature.ts (the shared verification), against a known vector.
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const body = '{"test": 2432232314}';
     const signature = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
       .update(`msg_p5jXN8AQM9LWM0D4loKWxJek.1614265330.${body}`)
       .digest('base64');
     expect(signature).toBe('g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
-    expect(text('nodes/shared/signature.ts')).toContain("createHmac('sha256', key).update(`${id}.${timestamp}.${rawBody}`)");
+    expect(text('nodes/shared/signature.ts')).toBe(sharedFile('standard-webhooks.ts'));
+    expect(text('nodes/shared/manifest.ts')).toBe(sharedFile('manifest.d.ts'));
+    const headers = { 'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp': '1614265330', 'webhook-signature': `v1,${signature}` };
+    expect(signatureProblem(secret, headers, body, defaultTolerance, 1614265330 + 300)).toBeNull();
+    expect(signatureProblem(secret, headers, body, defaultTolerance, 1614265330 + 301)).toMatch(/timestamp/);
   });
 });

@@ -4,9 +4,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
-import { ExportError } from '../../src/export/export-error.js';
-import { pipedreamApp, pipedreamRuntimeDir } from '../../src/export/pipedream.js';
+import { ExportError } from '../../src/export/shared/export-error.js';
+import { pipedreamApp, pipedreamRuntimeDir } from '../../src/export/pipedream/exporter.js';
 import { exporters } from '../../src/export/platforms.js';
+import { sharedFile } from '../../src/export/shared/shared-files.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import type { Manifest } from '../../src/manifest/schema.js';
 import type { TestApp } from '../helpers/app.js';
@@ -133,6 +134,7 @@ describe('the generated app', () => {
       expect(files.get(path)).toBe(readFileSync(join(pipedreamRuntimeDir, path), 'utf8'));
     }
     expect(files.get('.gitignore')).toBe(readFileSync(join(pipedreamRuntimeDir, 'gitignore'), 'utf8'));
+    expect(files.get('common/signature.mjs')).toBe(sharedFile('standard-webhooks.mjs'));
     expect(files.get('README.md')).not.toMatch(/\{\{/);
     expect(files.get('README.md')).toContain('signage_connector-get-device');
     expect(files.get('common/constants.mjs')).toContain(`defaultBaseUrl: "${baseUrl}"`);

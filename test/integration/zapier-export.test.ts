@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
-import { installedZapierVersions, zapierApp, zapierCliNode } from '../../src/export/zapier.js';
+import { sharedFile } from '../../src/export/shared/shared-files.js';
+import { installedZapierVersions, zapierApp, zapierCliNode } from '../../src/export/zapier/exporter.js';
 import { loadManifest } from '../../src/manifest/load.js';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { formatMicros } from '../../src/time/timestamps.js';
@@ -96,7 +97,7 @@ afterAll(async () => {
 });
 
 describe('the generated app', () => {
-  test('is the runtime files of src/export/zapier-app copied as they are, plus definition.json and package.json', () => {
+  test('is the runtime files of src/export/zapier/template copied as they are, the shared files, plus definition.json and package.json', () => {
     const files = zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' });
     expect([...files.keys()].sort()).toEqual([
       '.gitignore',
@@ -108,6 +109,7 @@ describe('the generated app', () => {
       'lib/dropdown-trigger.js',
       'lib/events.js',
       'lib/hook-trigger.js',
+      'lib/manifest.d.ts',
       'lib/polling-trigger.js',
       'lib/search.js',
       'lib/shape.js',
@@ -124,11 +126,14 @@ describe('the generated app', () => {
       'test/same-item.test.js',
       'test/searches.test.js',
     ]);
-    const runtimeDir = join(projectRoot, 'src', 'export', 'zapier-app');
+    const runtimeDir = join(projectRoot, 'src', 'export', 'zapier', 'template');
     for (const path of ['index.js', 'lib/app.js', 'lib/hook-trigger.js', 'lib/search.js', 'test/hooks.test.js', 'test/searches.test.js']) {
       expect(files.get(path)).toBe(readFileSync(join(runtimeDir, path), 'utf8'));
     }
     expect(files.get('.gitignore')).toBe(readFileSync(join(runtimeDir, 'gitignore'), 'utf8'));
+    // The template's stand-ins are replaced by the shared files: the verification compiled to CommonJS, the manifest types.
+    expect(files.get('lib/signature.js')).toBe(sharedFile('standard-webhooks.cjs'));
+    expect(files.get('lib/manifest.d.ts')).toBe(sharedFile('manifest.d.ts'));
     const definition = JSON.parse(files.get('definition.json')!);
     expect(definition.connector).toEqual({ name: 'Signage Connector', apiKeyHeader: 'X-API-Key' });
     // The connection: the base URL (the export's as its default) and the key.

@@ -6,14 +6,14 @@ import { projectRoot } from '../../src/paths.js';
 /**
  * No import cycle in src/ (docs/architecture.md, "Layers"): every module only uses modules
  * below it. Imports and re-exports, type-only ones included, of relative `.js` paths are
- * followed; the platform apps under src/export/*-app are other projects and left out.
+ * followed; the platform apps under src/export/<platform>/template are other projects and left out.
  */
 const srcDir = join(projectRoot, 'src');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return /-app$/.test(entry.name) ? [] : sourceFiles(path);
+    if (entry.isDirectory()) return entry.name === 'template' && dirname(dir) === join(srcDir, 'export') ? [] : sourceFiles(path);
     return /\.ts$/.test(entry.name) && !/\.d\.ts$/.test(entry.name) ? [path] : [];
   });
 }

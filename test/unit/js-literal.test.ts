@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { code, jsLiteral } from '../../src/export/js-literal.js';
+import { code, jsLiteral } from '../../src/export/shared/js-literal.js';
 
 describe('jsLiteral', () => {
   test('writes data one property per line, keys unquoted where they can be, with trailing commas', () => {
