@@ -7,6 +7,7 @@ import { clientAddress } from './client-address.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 import { forwardedFor } from './forwarded-for.js';
 import type { KeyLimits } from './key-limits.js';
+import { waitsOf, type RequestWaits } from '../db/wait-budget.js';
 
 export type Scope = 'device:read' | 'menu:read' | 'hooks:write';
 
@@ -100,20 +101,20 @@ export function authenticate(options: AuthOptions): RequestHandler {
     const wellFormed = isWellFormedKey(key);
     const keyHash = hashKey(key);
     if (!wellFormed || !options.verify.isKnownGood?.(keyHash)) {
-      const begun = await options.attempts.begin(client, keyHash);
+      const begun = await options.attempts.begin(client, keyHash, waitsOf(req, res));
       if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
       attempt = begun;
     }
     let principal: Principal;
     try {
       if (!wellFormed) throw new AppError('invalid_key', 'Invalid API key');
-      const verified = await options.verify(key, keyHash);
+      const verified = await options.verify(key, keyHash, waitsOf(req, res));
       // Only upstream calls carry the caller's address (scopes null = an upstream decides).
       principal = { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
     } catch (err) {
       if (err instanceof AppError && refusedKey.has(err.code)) {
         // A key known good until now (revoked or expired since, or refused upstream) counts once it fails.
-        attempt ??= await lateAttempt(options.attempts, client, keyHash);
+        attempt ??= await lateAttempt(options.attempts, client, keyHash, waitsOf(req, res));
         attempt?.failed();
         throw new AppError(err.code, err.message, undefined, challenge);
       }
@@ -134,8 +135,8 @@ export function authenticate(options: AuthOptions): RequestHandler {
 }
 
 /** The attempt of a key that was known good when its request began; null when the client is already over the limit. */
-async function lateAttempt(attempts: FailedAttempts, client: string, keyHash: string): Promise<Attempt | null> {
-  const begun = await attempts.begin(client, keyHash);
+async function lateAttempt(attempts: FailedAttempts, client: string, keyHash: string, waits: RequestWaits): Promise<Attempt | null> {
+  const begun = await attempts.begin(client, keyHash, waits);
   return 'retryAfterSeconds' in begun ? null : begun;
 }
 

@@ -4,14 +4,15 @@ import { parseIso, type Clock } from '../time/timestamps.js';
 import { AppError } from '../errors.js';
 import type { Principal } from './principal.js';
 import { hashKey, sameHash } from './keys.js';
+import type { RequestWaits } from '../db/wait-budget.js';
 
 /**
  * Resolves a key (its SHA-256 hash may be passed along) to who holds it; throws 401
  * `Invalid API key`. `isKnownGood(keyHash)`: the key was verified good recently, so using it
  * is no guess (it then does not count as an attempt before its look-up; a look-up that
- * refuses it counts one after).
+ * refuses it counts one after). `waits`: the request's, for its look-up (db/wait-budget.ts).
  */
-export type KeyVerifier = ((key: string, keyHash?: string) => Promise<Principal>) & {
+export type KeyVerifier = ((key: string, keyHash?: string, waits?: RequestWaits) => Promise<Principal>) & {
   isKnownGood?: (keyHash: string) => boolean;
   /** Embedded mode: drops what this replica remembers of a key (by id), so a change to it applies at once here. */
   forget?: (keyId: string) => void;
@@ -87,11 +88,11 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
     if (hit.expiresAtMs <= now) throw new AppError('expired_key', 'API key expired');
     return { ...hit.principal, key };
   };
-  const verify: KeyVerifier = async (key, keyHash = hashKey(key)) => {
+  const verify: KeyVerifier = async (key, keyHash = hashKey(key), waits) => {
     const now = clock.now();
     const hit = verified.get(keyHash);
     if (hit && hit.until > now) return usable(hit, key, now);
-    const row = await keyByHash(db, keyHash);
+    const row = await keyByHash(db.within(waits), keyHash);
     if (!row || !sameHash(row.key_sha256, keyHash)) {
       verified.delete(keyHash);
       throw new AppError('invalid_key', 'Invalid API key');

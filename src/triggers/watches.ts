@@ -5,6 +5,8 @@ import { chunks } from '../db/chunks.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 /**
  * The writes to a key's hooks that go with its watch, in the same transaction: paused with it,
@@ -106,6 +108,11 @@ export class WatchStore {
     private readonly clock: Clock,
     private readonly keyHooks: KeyHooks,
   ) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   /**
    * Creates or refreshes the watch of a key, resuming it if it was paused. A watch that needs a

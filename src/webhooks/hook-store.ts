@@ -12,6 +12,8 @@ import { generateSecret } from './signing.js';
 import type { Hook, HookChanges, HookInput, HookPosition } from './hook-types.js';
 
 import { ownerDisabledReason } from './hook-types.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 export { ownerDisabledReason };
 export type { Hook, HookChanges, HookInput, HookPosition } from './hook-types.js';
 
@@ -74,6 +76,11 @@ export class HookStore {
     /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-away secret still signs. */
     private readonly secretOverlapMs = 86_400_000,
   ) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   /** Under a per-key lock on PostgreSQL (SQLite's one writer serialises anyway): the limit and identities hold across replicas. */
   private async lockKey(trx: Kysely<Tables>, keyHash: string): Promise<void> {
