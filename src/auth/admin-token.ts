@@ -31,7 +31,7 @@ export function adminToken(token: string | undefined, attempts: FailedAttempts):
       return;
     }
     // Counted under the digest of what was sent (never the token itself).
-    const begun = await attempts.begin(client, given === null ? 'admin:missing' : `admin:${given.toString('hex')}`, waitsOf(req, res));
+    const begun = await attempts.begin(client, given === null ? 'admin:missing' : `admin:${given.toString('hex')}`, waitsOf(res));
     if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
     begun.failed();
     throw given === null

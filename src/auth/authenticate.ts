@@ -101,20 +101,20 @@ export function authenticate(options: AuthOptions): RequestHandler {
     const wellFormed = isWellFormedKey(key);
     const keyHash = hashKey(key);
     if (!wellFormed || !options.verify.isKnownGood?.(keyHash)) {
-      const begun = await options.attempts.begin(client, keyHash, waitsOf(req, res));
+      const begun = await options.attempts.begin(client, keyHash, waitsOf(res));
       if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
       attempt = begun;
     }
     let principal: Principal;
     try {
       if (!wellFormed) throw new AppError('invalid_key', 'Invalid API key');
-      const verified = await options.verify(key, keyHash, waitsOf(req, res));
+      const verified = await options.verify(key, keyHash, waitsOf(res));
       // Only upstream calls carry the caller's address (scopes null = an upstream decides).
       principal = { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
     } catch (err) {
       if (err instanceof AppError && refusedKey.has(err.code)) {
         // A key known good until now (revoked or expired since, or refused upstream) counts once it fails.
-        attempt ??= await lateAttempt(options.attempts, client, keyHash, waitsOf(req, res));
+        attempt ??= await lateAttempt(options.attempts, client, keyHash, waitsOf(res));
         attempt?.failed();
         throw new AppError(err.code, err.message, undefined, challenge);
       }

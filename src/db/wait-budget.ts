@@ -43,17 +43,19 @@ export function deadlinePassed(timeoutMs: number): Error {
   return Object.assign(new Error(`the request's database waits passed DATABASE_TIMEOUT_MS (${timeoutMs} ms)`), { code: '57014' });
 }
 
-const ofRequests = new WeakMap<object, RequestWaits>();
+const waitsKey = Symbol('database waits');
+
+interface Answerable {
+  readonly writableEnded: boolean;
+  readonly destroyed: boolean;
+  [waitsKey]?: RequestWaits;
+}
 
 /**
- * The waits of one HTTP request (`req`), made at their first use; answered once its response
- * has ended or its connection closed.
+ * The waits of one HTTP request, kept on its response (a property, not a WeakMap entry: this
+ * runs on every request) and made at their first use; answered once the response has ended or
+ * its connection closed.
  */
-export function waitsOf(req: object, res: { readonly writableEnded: boolean; readonly destroyed: boolean }): RequestWaits {
-  let waits = ofRequests.get(req);
-  if (!waits) {
-    waits = requestWaits(() => res.writableEnded || res.destroyed);
-    ofRequests.set(req, waits);
-  }
-  return waits;
+export function waitsOf(res: Answerable): RequestWaits {
+  return (res[waitsKey] ??= requestWaits(() => res.writableEnded || res.destroyed));
 }

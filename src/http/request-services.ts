@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { Services } from '../services.js';
 import { waitsOf } from '../db/wait-budget.js';
 
@@ -7,7 +7,6 @@ const scoped = ['db', 'hooks', 'keyStore', 'eventLog', 'watches', 'directory', '
 type Scoped = (typeof scoped)[number];
 
 interface RequestScope {
-  req: Request;
   res: Response;
   views: Partial<Pick<Services, Scoped>> | null;
 }
@@ -18,21 +17,21 @@ const scopeOf = Symbol('request');
  * so the request's database waits share its one deadline (db/wait-budget.ts); everything else
  * is the services themselves. Per request, one small object; a view is made only when used.
  */
-export function requestServices(services: Services): (req: Request, res: Response) => Services {
+export function requestServices(services: Services): (res: Response) => Services {
   const descriptors: PropertyDescriptorMap = {};
   for (const name of scoped) {
     descriptors[name] = {
       get(this: { [scopeOf]: RequestScope }) {
         const scope = this[scopeOf];
         const views = (scope.views ??= {});
-        return (views[name] ??= services[name].within(waitsOf(scope.req, scope.res)) as never);
+        return (views[name] ??= services[name].within(waitsOf(scope.res)) as never);
       },
     };
   }
   const shared = Object.create(services, descriptors) as Services;
-  return (req, res) => {
+  return (res) => {
     const view = Object.create(shared) as Services & { [scopeOf]: RequestScope };
-    view[scopeOf] = { req, res, views: null };
+    view[scopeOf] = { res, views: null };
     return view;
   };
 }

@@ -93,7 +93,7 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
     checkScopes?.(req);
     const { query, params } = readUrl(req);
     const body = bodySchema && !(route.bodyOptional && req.body === undefined) ? parseBody(bodySchema, req.body) : undefined;
-    return handler({ req, res, services: servicesOf(req, res), principal: req.principal, params, query, body, state });
+    return handler({ req, res, services: servicesOf(res), principal: req.principal, params, query, body, state });
   };
   const guard = route.admin ? [adminToken(services.config.ADMIN_TOKEN, services.failedAttempts)] : route.auth ? authMiddleware(route.auth, services) : [];
   return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle];
