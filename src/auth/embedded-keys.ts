@@ -16,6 +16,11 @@ export type KeyVerifier = ((key: string, keyHash?: string, waits?: RequestWaits)
   isKnownGood?: (keyHash: string) => boolean;
   /** Embedded mode: drops what this replica remembers of a key (by id), so a change to it applies at once here. */
   forget?: (keyId: string) => void;
+  /**
+   * Embedded mode: what `verify` would answer without a look-up, for a key verified within the
+   * last `verifiedKeyTtlMs` and not expired; undefined when `verify` must be asked.
+   */
+  cached?: (key: string, keyHash: string) => Principal | undefined;
 };
 
 export interface KeyRecord {
@@ -116,6 +121,11 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
     const known = { until: now + verifiedKeyTtlMs, knownUntil: now + knownKeyTtlMs, expiresAtMs, principal };
     verified.set(keyHash, known);
     return usable(known, key, now);
+  };
+  verify.cached = (key, keyHash) => {
+    const now = clock.now();
+    const hit = verified.get(keyHash);
+    return hit && hit.until > now && hit.expiresAtMs > now ? usable(hit, key, now) : undefined;
   };
   verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.knownUntil ?? 0) > clock.now();
   verify.forget = (keyId) => {
