@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import { waitsOf } from '../db/wait-budget.js';
 
 /** The services a handler reaches the database through, each with its request view (`within`). */
-const scoped = ['db', 'hooks', 'keyStore', 'eventLog', 'watches', 'directory', 'hookOps', 'devices', 'menus'] as const;
+const scoped = ['db', 'hooks', 'keyStore', 'eventLog', 'watches', 'directory', 'hookOps'] as const;
 type Scoped = (typeof scoped)[number];
 
 interface RequestScope {
@@ -24,9 +24,7 @@ export function requestServices(services: Services): (res: Response) => Services
       get(this: { [scopeOf]: RequestScope }) {
         const scope = this[scopeOf];
         const views = (scope.views ??= {});
-        const service: Services[Scoped] = services[name];
-        // An upstream source has no database waits: itself.
-        return (views[name] ??= (service.within ? service.within(waitsOf(scope.res)) : service) as never);
+        return (views[name] ??= services[name].within(waitsOf(scope.res)) as never);
       },
     };
   }
