@@ -100,8 +100,8 @@ export function authenticate(options: AuthOptions): RequestHandler {
     if (key === undefined) throw new AppError('missing_key', 'Missing API key', missingKeyHint(req, options.headers), challenge);
     const wellFormed = isWellFormedKey(key);
     const keyHash = hashKey(key);
-    const verified = wellFormed ? verify.cached?.(key, keyHash) : undefined;
-    if (verified) return admit(req, res, next, options, principalFor(req, verified), null, challenge);
+    const verified = wellFormed ? verify.cached?.(keyHash) : undefined;
+    if (verified) return admit(req, res, next, options, principalFor(req, verified, key), null, challenge);
     return lookUp(req, res, next, options, challenge, client, key, keyHash, wellFormed);
   };
 }
@@ -111,9 +111,9 @@ function tooMany(seconds: number): AppError {
 }
 
 /** The request's principal: the verified key, with what of the request travels upstream. */
-function principalFor(req: Request, verified: Principal): Principal {
+function principalFor(req: Request, verified: Omit<Principal, 'key'>, key: string): Principal {
   // Only upstream calls carry the caller's address (scopes null = an upstream decides).
-  return { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
+  return { ...verified, key, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
 }
 
 /** A key to look up (or to send upstream): counted as an attempt first unless it is no guess. */
@@ -139,7 +139,7 @@ async function lookUp(
   let principal: Principal;
   try {
     if (!wellFormed) throw new AppError('invalid_key', 'Invalid API key');
-    principal = principalFor(req, await options.verify(key, keyHash, waitsOf(res)));
+    principal = principalFor(req, await options.verify(key, keyHash, waitsOf(res)), key);
   } catch (err) {
     if (err instanceof AppError && refusedKey.has(err.code)) {
       // A key known good until now (revoked or expired since, or refused upstream) counts once it fails.

@@ -17,10 +17,11 @@ export type KeyVerifier = ((key: string, keyHash?: string, waits?: RequestWaits)
   /** Embedded mode: drops what this replica remembers of a key (by id), so a change to it applies at once here. */
   forget?: (keyId: string) => void;
   /**
-   * Embedded mode: what `verify` would answer without a look-up, for a key verified within the
-   * last `verifiedKeyTtlMs` and not expired; undefined when `verify` must be asked.
+   * Embedded mode: what `verify` would answer without a look-up (but the key itself, which the
+   * caller adds), for a key verified within the last `verifiedKeyTtlMs` and not expired;
+   * undefined when `verify` must be asked.
    */
-  cached?: (key: string, keyHash: string) => Principal | undefined;
+  cached?: (keyHash: string) => Omit<Principal, 'key'> | undefined;
 };
 
 export interface KeyRecord {
@@ -122,10 +123,10 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
     verified.set(keyHash, known);
     return usable(known, key, now);
   };
-  verify.cached = (key, keyHash) => {
+  verify.cached = (keyHash) => {
     const now = clock.now();
     const hit = verified.get(keyHash);
-    return hit && hit.until > now && hit.expiresAtMs > now ? usable(hit, key, now) : undefined;
+    return hit && hit.until > now && hit.expiresAtMs > now ? hit.principal : undefined;
   };
   verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.knownUntil ?? 0) > clock.now();
   verify.forget = (keyId) => {
