@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import { waitsOf, type RequestWaits } from '../db/wait-budget.js';
 
 /** The services a handler reaches the database through, each with its request view (`within`). */
-const scoped = ['db', 'hooks', 'keyStore', 'eventLog', 'watches', 'directory', 'hookOps'] as const;
+const scoped = ['db', 'hooks', 'keyStore', 'eventLog', 'watches', 'directory', 'hookOps', 'devices', 'menus'] as const;
 type Scoped = (typeof scoped)[number];
 
 interface RequestScope {
