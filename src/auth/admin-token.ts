@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import { bearerToken } from './authenticate.js';
 import { clientAddress } from './client-address.js';
 import type { FailedAttempts } from './failed-attempts.js';
+import { waitsOf } from '../db/wait-budget.js';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
@@ -16,7 +17,7 @@ const digest = (text: string) => createHash('sha256').update(text, 'utf8').diges
 export function adminToken(token: string | undefined, attempts: FailedAttempts): RequestHandler {
   const expected = token === undefined ? null : digest(token);
   const challenge = { 'WWW-Authenticate': 'Bearer' };
-  return async (req, _res, next) => {
+  return async (req, res, next) => {
     if (expected === null) throw new AppError('not_found', 'Not found');
     // The same client address as the failed-attempt limit of keys (TRUST_PROXY).
     const client = clientAddress(req);
@@ -30,7 +31,7 @@ export function adminToken(token: string | undefined, attempts: FailedAttempts):
       return;
     }
     // Counted under the digest of what was sent (never the token itself).
-    const begun = await attempts.begin(client, given === null ? 'admin:missing' : `admin:${given.toString('hex')}`);
+    const begun = await attempts.begin(client, given === null ? 'admin:missing' : `admin:${given.toString('hex')}`, waitsOf(res));
     if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
     begun.failed();
     throw given === null

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, type ErrorDetail } from '../errors.js';
 import type { Principal } from './principal.js';
 import type { KeyVerifier } from './embedded-keys.js';
@@ -7,6 +7,7 @@ import { clientAddress } from './client-address.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 import { forwardedFor } from './forwarded-for.js';
 import type { KeyLimits } from './key-limits.js';
+import { waitsOf, type RequestWaits } from '../db/wait-budget.js';
 
 export type Scope = 'device:read' | 'menu:read' | 'hooks:write';
 
@@ -86,56 +87,107 @@ function missingKeyHint(req: Request, headers: KeyHeaders): ErrorDetail[] | unde
  */
 export function authenticate(options: AuthOptions): RequestHandler {
   const challenge = options.headers === 'bearer' ? { 'WWW-Authenticate': 'Bearer' } : undefined;
-  return async (req, res, next) => {
+  const { verify } = options;
+  // A key verified moments ago (the hot path: a dropdown's repeated requests) is served
+  // without an await: no look-up, no attempt, nothing to wait for but its rate limit's
+  // reservation, when that is due.
+  return (req, res, next) => {
     // The socket's peer, or behind TRUST_PROXY the nearest untrusted hop.
     const client = clientAddress(req);
-    const tooMany = (seconds: number) => new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(seconds) });
     const retryAfter = options.attempts.retryAfterSeconds(client);
     if (retryAfter > 0) throw tooMany(retryAfter);
     const key = presentedKey(req, options.headers);
     if (key === undefined) throw new AppError('missing_key', 'Missing API key', missingKeyHint(req, options.headers), challenge);
-    // A key verified moments ago is no guess; any other key is an attempt, counted before it
-    // is looked up or sent upstream.
-    let attempt: Attempt | null = null;
     const wellFormed = isWellFormedKey(key);
     const keyHash = hashKey(key);
-    if (!wellFormed || !options.verify.isKnownGood?.(keyHash)) {
-      const begun = await options.attempts.begin(client, keyHash);
-      if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
-      attempt = begun;
-    }
-    let principal: Principal;
-    try {
-      if (!wellFormed) throw new AppError('invalid_key', 'Invalid API key');
-      const verified = await options.verify(key, keyHash);
-      // Only upstream calls carry the caller's address (scopes null = an upstream decides).
-      principal = { ...verified, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
-    } catch (err) {
-      if (err instanceof AppError && refusedKey.has(err.code)) {
-        // A key known good until now (revoked or expired since, or refused upstream) counts once it fails.
-        attempt ??= await lateAttempt(options.attempts, client, keyHash);
-        attempt?.failed();
-        throw new AppError(err.code, err.message, undefined, challenge);
-      }
-      throw err;
-    }
-    // Upstream mode learns whether the key is good from the upstream's answer; embedded keys
-    // are known good already.
-    if (attempt && principal.scopes !== null) await attempt.succeeded();
-    else if (attempt) settleWithResponse(res, attempt);
-    // Every answer to a good key carries its rate limit, a refusal of its scope included.
-    const limited = options.limits?.(principal, res);
-    if (limited) await limited;
-    if (options.scope && principal.scopes && !principal.scopes.has(options.scope)) throw missingScope(options.scope);
-    req.principal = principal;
-    req.rejectionContext = { challenge, attempt: principal.scopes === null ? attempt : null };
-    next();
+    const verified = wellFormed ? verify.cached?.(keyHash) : undefined;
+    if (verified) return admit(req, res, next, options, principalFor(req, verified, key), null, challenge);
+    return lookUp(req, res, next, options, challenge, client, key, keyHash, wellFormed);
   };
 }
 
+function tooMany(seconds: number): AppError {
+  return new AppError('rate_limited', 'Too many requests', undefined, { 'Retry-After': String(seconds) });
+}
+
+/** The request's principal: the verified key, with what of the request travels upstream. */
+function principalFor(req: Request, verified: Omit<Principal, 'key'>, key: string): Principal {
+  // Only upstream calls carry the caller's address (scopes null = an upstream decides).
+  return { ...verified, key, requestId: req.id, forwardedFor: verified.scopes === null ? forwardedFor(req) : undefined };
+}
+
+/** A key to look up (or to send upstream): counted as an attempt first unless it is no guess. */
+async function lookUp(
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  options: AuthOptions,
+  challenge: Record<string, string> | undefined,
+  client: string,
+  key: string,
+  keyHash: string,
+  wellFormed: boolean,
+): Promise<void> {
+  // A key verified moments ago is no guess; any other key is an attempt, counted before it
+  // is looked up or sent upstream.
+  let attempt: Attempt | null = null;
+  if (!wellFormed || !options.verify.isKnownGood?.(keyHash)) {
+    const begun = await options.attempts.begin(client, keyHash, waitsOf(res));
+    if ('retryAfterSeconds' in begun) throw tooMany(begun.retryAfterSeconds);
+    attempt = begun;
+  }
+  let principal: Principal;
+  try {
+    if (!wellFormed) throw new AppError('invalid_key', 'Invalid API key');
+    principal = principalFor(req, await options.verify(key, keyHash, waitsOf(res)), key);
+  } catch (err) {
+    if (err instanceof AppError && refusedKey.has(err.code)) {
+      // A key known good until now (revoked or expired since, or refused upstream) counts once it fails.
+      attempt ??= await lateAttempt(options.attempts, client, keyHash, waitsOf(res));
+      attempt?.failed();
+      throw new AppError(err.code, err.message, undefined, challenge);
+    }
+    throw err;
+  }
+  // Upstream mode learns whether the key is good from the upstream's answer; embedded keys
+  // are known good already.
+  if (attempt && principal.scopes !== null) await attempt.succeeded();
+  else if (attempt) settleWithResponse(res, attempt);
+  await admit(req, res, next, options, principal, attempt, challenge);
+}
+
+/** A good key: its rate limit (on every answer to it, a refusal of its scope included), then its scope. */
+function admit(
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  options: AuthOptions,
+  principal: Principal,
+  attempt: Attempt | null,
+  challenge: Record<string, string> | undefined,
+): void | Promise<void> {
+  const limited = options.limits?.(principal, res);
+  if (limited) return limited.then(() => admitted(req, next, options, principal, attempt, challenge));
+  admitted(req, next, options, principal, attempt, challenge);
+}
+
+function admitted(
+  req: Request,
+  next: NextFunction,
+  options: AuthOptions,
+  principal: Principal,
+  attempt: Attempt | null,
+  challenge: Record<string, string> | undefined,
+): void {
+  if (options.scope && principal.scopes && !principal.scopes.has(options.scope)) throw missingScope(options.scope);
+  req.principal = principal;
+  req.rejectionContext = { challenge, attempt: principal.scopes === null ? attempt : null };
+  next();
+}
+
 /** The attempt of a key that was known good when its request began; null when the client is already over the limit. */
-async function lateAttempt(attempts: FailedAttempts, client: string, keyHash: string): Promise<Attempt | null> {
-  const begun = await attempts.begin(client, keyHash);
+async function lateAttempt(attempts: FailedAttempts, client: string, keyHash: string, waits: RequestWaits): Promise<Attempt | null> {
+  const begun = await attempts.begin(client, keyHash, waits);
   return 'retryAfterSeconds' in begun ? null : begun;
 }
 

@@ -1,4 +1,6 @@
 import type { Db } from '../db/database.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 /** A page in id order: `next` is the last id when more follow. */
 export interface IdPage<T> {
@@ -13,6 +15,11 @@ export interface IdPage<T> {
  */
 export class CatalogDirectory {
   constructor(private readonly db: Db) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   async accounts(options: { limit: number; after?: string }): Promise<IdPage<{ id: string; name: string; users: number; keys: number }>> {
     const [rows, count] = await Promise.all([

@@ -11,7 +11,9 @@ import type { Request } from 'express';
  * is written as IPv4, so one client counts once however its socket was opened.
  */
 export function clientAddress(req: Request): string {
-  const address = req.ip ?? req.socket.remoteAddress;
+  // Without `trust proxy`, Express's `req.ip` is the socket's peer, after parsing any
+  // X-Forwarded-For to no avail: read the peer directly (asked twice per request, on the hot path).
+  const address = req.app.settings['trust proxy'] === false ? req.socket.remoteAddress : (req.ip ?? req.socket.remoteAddress);
   if (!address) return 'unknown';
   const mapped = address.startsWith('::ffff:') ? address.slice(7) : undefined;
   return mapped !== undefined && isIPv4(mapped) ? mapped : address;

@@ -4,17 +4,24 @@ import { parseIso, type Clock } from '../time/timestamps.js';
 import { AppError } from '../errors.js';
 import type { Principal } from './principal.js';
 import { hashKey, sameHash } from './keys.js';
+import type { RequestWaits } from '../db/wait-budget.js';
 
 /**
  * Resolves a key (its SHA-256 hash may be passed along) to who holds it; throws 401
  * `Invalid API key`. `isKnownGood(keyHash)`: the key was verified good recently, so using it
  * is no guess (it then does not count as an attempt before its look-up; a look-up that
- * refuses it counts one after).
+ * refuses it counts one after). `waits`: the request's, for its look-up (db/wait-budget.ts).
  */
-export type KeyVerifier = ((key: string, keyHash?: string) => Promise<Principal>) & {
+export type KeyVerifier = ((key: string, keyHash?: string, waits?: RequestWaits) => Promise<Principal>) & {
   isKnownGood?: (keyHash: string) => boolean;
   /** Embedded mode: drops what this replica remembers of a key (by id), so a change to it applies at once here. */
   forget?: (keyId: string) => void;
+  /**
+   * Embedded mode: what `verify` would answer without a look-up (but the key itself, which the
+   * caller adds), for a key verified within the last `verifiedKeyTtlMs` and not expired;
+   * undefined when `verify` must be asked.
+   */
+  cached?: (keyHash: string) => Omit<Principal, 'key'> | undefined;
 };
 
 export interface KeyRecord {
@@ -87,11 +94,11 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
     if (hit.expiresAtMs <= now) throw new AppError('expired_key', 'API key expired');
     return { ...hit.principal, key };
   };
-  const verify: KeyVerifier = async (key, keyHash = hashKey(key)) => {
+  const verify: KeyVerifier = async (key, keyHash = hashKey(key), waits) => {
     const now = clock.now();
     const hit = verified.get(keyHash);
     if (hit && hit.until > now) return usable(hit, key, now);
-    const row = await keyByHash(db, keyHash);
+    const row = await keyByHash(db.within(waits), keyHash);
     if (!row || !sameHash(row.key_sha256, keyHash)) {
       verified.delete(keyHash);
       throw new AppError('invalid_key', 'Invalid API key');
@@ -115,6 +122,11 @@ export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
     const known = { until: now + verifiedKeyTtlMs, knownUntil: now + knownKeyTtlMs, expiresAtMs, principal };
     verified.set(keyHash, known);
     return usable(known, key, now);
+  };
+  verify.cached = (keyHash) => {
+    const now = clock.now();
+    const hit = verified.get(keyHash);
+    return hit && hit.until > now && hit.expiresAtMs > now ? hit.principal : undefined;
   };
   verify.isKnownGood = (keyHash) => (verified.get(keyHash)?.knownUntil ?? 0) > clock.now();
   verify.forget = (keyId) => {

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../time/timestamps.js';
+import type { RequestWaits } from '../db/wait-budget.js';
 
 /** An attempt under way: settle it once its key is known good or bad. */
 export interface Attempt {
@@ -51,23 +52,24 @@ export class FailedAttempts {
    * Counts an attempt of the client with a key (by its hash). Returns the attempt to settle,
    * or the seconds to wait when the client is over the limit (the attempt is then not made).
    * Concurrent requests of one client with one key share one attempt until it is settled:
-   * a burst with a new, good key is one attempt, not a burst of guesses.
+   * a burst with a new, good key is one attempt, not a burst of guesses. `waits`: the request's
+   * (db/wait-budget.ts), for the count and the attempt's settling.
    */
-  begin(client: string, keyHash: string): Promise<Attempt | { retryAfterSeconds: number }> {
+  begin(client: string, keyHash: string, waits?: RequestWaits): Promise<Attempt | { retryAfterSeconds: number }> {
     const id = `${client}\u0000${keyHash}`;
     const shared = this.pending.get(id);
     if (shared) return shared;
     const done = () => this.pending.delete(id);
-    const started = this.count(client).then((result) => ('retryAfterSeconds' in result ? result : settledOnce(result, done)));
+    const started = this.count(client, this.db.within(waits)).then((result) => ('retryAfterSeconds' in result ? result : settledOnce(result, done)));
     this.pending.set(id, started);
     started.then((result) => 'retryAfterSeconds' in result && done(), done);
     return started;
   }
 
-  private async count(client: string): Promise<Attempt | { retryAfterSeconds: number }> {
+  private async count(client: string, db: Db): Promise<Attempt | { retryAfterSeconds: number }> {
     const now = this.clock.now();
     const expired = now - this.windowMs;
-    const row = await this.db.kysely
+    const row = await db.kysely
       .insertInto('failed_attempts')
       .values({ client, window_start: now, failures: 1 })
       .onConflict((oc) =>
@@ -89,7 +91,7 @@ export class FailedAttempts {
         if (failures >= this.limit) this.blocked.set(client, windowStart + this.windowMs);
       },
       succeeded: async () => {
-        await this.db.kysely
+        await db.kysely
           .updateTable('failed_attempts')
           .set((eb) => ({ failures: eb('failures', '-', 1) }))
           .where('client', '=', client)

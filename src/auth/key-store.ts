@@ -5,6 +5,8 @@ import type { Tables } from '../db/tables.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import { generateKey, hashKey, keyPrefix } from './keys.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 /**
  * The keys of the embedded catalog and their lifecycle (docs/keys.md): list, create (the key
@@ -75,6 +77,11 @@ export class KeyStore {
     private readonly db: Db,
     private readonly clock: Clock,
   ) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   private now(): string {
     return formatMicros(this.clock.now() * 1000);

@@ -116,6 +116,23 @@ export class CachedLoader {
     }
   }
 
+  /**
+   * The value cached under `key` while it is fresh and `usable`, as `get` would answer it (a
+   * HIT, counted), without an await; undefined when `get` must be asked (nothing counted then).
+   */
+  fresh<T>(key: string, usable: (value: T) => boolean = () => true): CachedValue<T> | undefined {
+    const entry = this.entries.get(key) as Entry<T> | undefined;
+    if (!entry || this.options.clock.now() - entry.fetchedAt >= this.options.ttlMs || !usable(entry.value)) return undefined;
+    return this.served(entry.value, 'HIT');
+  }
+
+  /** What `derive` keeps for `source` (the value under `key`) and `part`, when it is kept; else undefined. */
+  derived<T>(key: string, source: unknown, part: string): T | undefined {
+    const from = this.entries.peek(key);
+    if (!from || from.value !== source) return undefined;
+    return this.entries.get(`${key}${derivedSeparator}${part}`)?.value as T | undefined;
+  }
+
   private served<T>(value: T, state: CacheState): CachedValue<T> {
     this.counted?.[state].inc();
     return { value, state };

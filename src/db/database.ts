@@ -1,14 +1,16 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql, type Dialect } from 'kysely';
 import pg from 'pg';
 import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { routedSqliteDialect } from './sqlite-driver.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
-import { budgetedPool } from './pg-budget.js';
+import { budgetedPostgresDialect } from './pg-budget.js';
 import type { Engine } from './engine.js';
+import { kyselyWithin, type WaitsDriver } from './request-kysely.js';
+import type { RequestWaits } from './wait-budget.js';
 
 export type { Engine };
 
@@ -52,6 +54,32 @@ export interface Db {
   /** Throws when the database cannot serve a real read and a write (`/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * The same database as one request uses it: its `kysely` and `transaction` take every
+   * connection with the request's waits, so they share the request's one deadline
+   * (wait-budget.ts). Without waits (outside a request), the database itself.
+   */
+  within(waits: RequestWaits | undefined): Db;
+}
+
+/** `db` with its request views (`within`), each made once per request, on the driver `dialect` keeps. */
+function withRequestViews(db: Omit<Db, 'within'>, dialect: Dialect, transactionOn: (kysely: Kysely<Tables>) => Db['transaction']): Db {
+  const driver = dialect.createDriver() as WaitsDriver;
+  const views = new WeakMap<RequestWaits, Db>();
+  const full: Db = {
+    ...db,
+    within(waits) {
+      if (!waits) return full;
+      let view = views.get(waits);
+      if (!view) {
+        const kysely = kyselyWithin(db.kysely, dialect, driver, waits);
+        view = { ...full, kysely, transaction: transactionOn(kysely) };
+        views.set(waits, view);
+      }
+      return view;
+    },
+  };
+  return full;
 }
 
 export interface OpenOptions {
@@ -118,14 +146,14 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
   raw.pragma(`busy_timeout = ${Math.min(sqliteBusySpinMs, Math.floor(timeoutMs))}`);
   const file = path !== ':memory:';
   const checkpointer = file ? startCheckpointer(raw, path) : null;
-  const kysely = new Kysely<Tables>({ dialect: routedSqliteDialect(raw, file ? openReader(path, timeoutMs) : null, timeoutMs) });
-  return {
-    engine: 'sqlite',
-    kysely,
-    // The driver gives the writer to one user at a time; holding it for the transaction is
-    // what makes the transaction atomic within this process too.
-    transaction: (fn) =>
-      kysely.connection().execute(async (conn) => {
+  const dialect = routedSqliteDialect(raw, file ? openReader(path, timeoutMs) : null, timeoutMs);
+  const kysely = new Kysely<Tables>({ dialect });
+  // The driver gives the writer to one user at a time; holding it for the transaction is
+  // what makes the transaction atomic within this process too.
+  const transactionOn =
+    (on: Kysely<Tables>): Db['transaction'] =>
+    (fn) =>
+      on.connection().execute(async (conn) => {
         await sql`begin immediate`.execute(conn);
         try {
           const result = await fn(conn);
@@ -135,24 +163,32 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
           if (raw.inTransaction) await sql`rollback`.execute(conn);
           throw err;
         }
-      }),
-    lockKey: async () => undefined,
-    refreshStatistics: async () => undefined,
-    truncateLog: async () => {
-      // The writer may be adding to the log as it is copied: a few tries, a moment apart.
-      for (let tries = 1; checkpointer; tries++) {
-        if (await checkpointer.truncate()) return true;
-        if (tries === 5) return false;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      return true;
+      });
+  return withRequestViews(
+    {
+      engine: 'sqlite',
+      kysely,
+      transaction: transactionOn(kysely),
+      lockKey: async () => undefined,
+      refreshStatistics: async () => undefined,
+      truncateLog: async () => {
+        // The writer may be adding to the log as it is copied: a few tries, a moment apart.
+        for (let tries = 1; checkpointer; tries++) {
+          if (await checkpointer.truncate()) return true;
+          if (tries === 5) return false;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        return true;
+      },
+      ping: () => readAndWrite(kysely),
+      close: async () => {
+        await checkpointer?.stop();
+        await kysely.destroy();
+      },
     },
-    ping: () => readAndWrite(kysely),
-    close: async () => {
-      await checkpointer?.stop();
-      await kysely.destroy();
-    },
-  };
+    dialect,
+    transactionOn,
+  );
 }
 
 /** SQLite's own (blocking) busy wait per statement. */
@@ -204,20 +240,29 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
     }
   }
   // A request's waits share one deadline (wait-budget.ts); the pool's own bounds are each wait's outside requests.
-  const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: budgetedPool(pool, timeoutMs) }) });
-  return {
-    engine: 'postgres',
-    kysely,
-    transaction: (fn) => kysely.transaction().execute(fn),
-    lockKey: async (trx, name) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+  const dialect = budgetedPostgresDialect(pool, timeoutMs);
+  const kysely = new Kysely<Tables>({ dialect });
+  const transactionOn =
+    (on: Kysely<Tables>): Db['transaction'] =>
+    (fn) =>
+      on.transaction().execute(fn);
+  return withRequestViews(
+    {
+      engine: 'postgres',
+      kysely,
+      transaction: transactionOn(kysely),
+      lockKey: async (trx, name) => {
+        await sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+      },
+      refreshStatistics: async (tables, rowsWritten, executor = kysely) => {
+        if (rowsWritten < bulkRows || tables.length === 0) return;
+        await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
+      },
+      truncateLog: async () => true,
+      ping: () => readAndWrite(kysely),
+      close: () => kysely.destroy(),
     },
-    refreshStatistics: async (tables, rowsWritten, executor = kysely) => {
-      if (rowsWritten < bulkRows || tables.length === 0) return;
-      await sql`ANALYZE ${sql.join(tables.map((table) => sql.table(table)))}`.execute(executor);
-    },
-    truncateLog: async () => true,
-    ping: () => readAndWrite(kysely),
-    close: () => kysely.destroy(),
-  };
+    dialect,
+    transactionOn,
+  );
 }

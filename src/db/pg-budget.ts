@@ -1,10 +1,12 @@
 import type pg from 'pg';
-import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import { deadlinePassed, waitBudget } from './wait-budget.js';
+import { PostgresDialect, PostgresDriver, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { deadlinePassed, waitBudget, type RequestWaits } from './wait-budget.js';
+import { keptDriver, type WaitsDriver } from './request-kysely.js';
 
 /**
- * The pg pool as Kysely gets it, with each wait of a request bounded by what is left of the
- * request's deadline (wait-budget.ts) rather than by a full DATABASE_TIMEOUT_MS of its own:
+ * Kysely's PostgreSQL dialect on `pool`, whose connections can be taken for a request
+ * (request-kysely.ts): each of their waits is then bounded by what is left of the request's
+ * deadline (wait-budget.ts) rather than by a full DATABASE_TIMEOUT_MS of its own:
  *
  * - a wait for a pooled connection gives up when the budget runs out;
  * - a statement runs with `statement_timeout` and `lock_timeout` lowered to the budget, set on
@@ -15,18 +17,52 @@ import { deadlinePassed, waitBudget } from './wait-budget.js';
  * The session's own settings (DATABASE_TIMEOUT_MS) stay the bound of every wait outside a
  * request. `commit` and `rollback` are never held back: a transaction always ends.
  */
-export function budgetedPool(pool: pg.Pool, timeoutMs: number): PostgresPool {
+export function budgetedPostgresDialect(pool: pg.Pool, timeoutMs: number): PostgresDialect {
+  const budgeted = budgetedPool(pool, timeoutMs);
+  const dialect = new PostgresDialect({ pool: budgeted });
+  keptDriver(dialect, new BudgetedDriver(budgeted));
+  return dialect;
+}
+
+interface BudgetedPool extends PostgresPool {
+  /** The waits of the connection being taken; read by `connect` as it starts. */
+  next: RequestWaits | undefined;
+}
+
+/** Kysely's driver, taking a connection for a request when asked (`acquireConnection(waits)`). */
+class BudgetedDriver extends PostgresDriver implements WaitsDriver {
+  constructor(private readonly budgeted: BudgetedPool) {
+    super({ pool: budgeted });
+  }
+
+  override acquireConnection(waits?: RequestWaits) {
+    // Kysely's driver calls `connect` synchronously, before its first await: `next` reaches it
+    // and no other caller's.
+    this.budgeted.next = waits;
+    try {
+      return super.acquireConnection();
+    } finally {
+      this.budgeted.next = undefined;
+    }
+  }
+}
+
+function budgetedPool(pool: pg.Pool, timeoutMs: number): BudgetedPool {
   const clients = new WeakMap<pg.PoolClient, BudgetedClient>();
-  return {
+  const budgeted: BudgetedPool = {
+    next: undefined,
     async connect() {
-      const budget = waitBudget(timeoutMs);
+      const waits = budgeted.next;
+      const budget = waitBudget(timeoutMs, waits);
       const client = budget >= timeoutMs - slackMs(timeoutMs) ? await pool.connect() : await connectWithin(pool, budget);
       let wrapped = clients.get(client);
       if (!wrapped) clients.set(client, (wrapped = new BudgetedClient(client, timeoutMs)));
+      wrapped.waits = waits;
       return wrapped;
     },
     end: () => pool.end(),
   };
+  return budgeted;
 }
 
 /** A budget this close to the full bound is left to the session's own settings (no extra round trip). */
@@ -67,6 +103,8 @@ const endsTransaction = /^\s*(commit|rollback)\b/i;
 class BudgetedClient implements PostgresPoolClient {
   /** The statement and lock timeout set on the session (ms), or null for its defaults. */
   private lowered: number | null = null;
+  /** The request the connection is checked out for, if any. */
+  waits: RequestWaits | undefined;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -81,7 +119,7 @@ class BudgetedClient implements PostgresPoolClient {
 
   /** Lowers the session's timeouts to what is left of the request's budget, when that is less than the full bound. */
   private async bound(): Promise<void> {
-    const budget = waitBudget(this.timeoutMs);
+    const budget = waitBudget(this.timeoutMs, this.waits);
     if (budget >= this.timeoutMs - slackMs(this.timeoutMs)) return;
     if (budget < 1) throw deadlinePassed(this.timeoutMs);
     const ms = Math.floor(budget);
@@ -90,6 +128,7 @@ class BudgetedClient implements PostgresPoolClient {
   }
 
   release(): void {
+    this.waits = undefined;
     if (this.lowered === null) return this.client.release();
     this.lowered = null;
     // Back to the session's defaults before another user gets the connection; one that cannot

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
-import { waitBudget } from './wait-budget.js';
+import { CompiledQuery, SqliteDialect, type DatabaseConnection, type QueryResult } from 'kysely';
+import { waitBudget, type RequestWaits } from './wait-budget.js';
+import { keptDriver, type WaitsDriver } from './request-kysely.js';
 
 /**
  * Kysely's SQLite driver with two connections to one database file:
@@ -22,18 +23,19 @@ import { waitBudget } from './wait-budget.js';
  * Every statement runs through `patiently`: without blocking the event loop, SQLITE_BUSY
  * (another process holds the write lock) is retried until `timeoutMs`, then thrown (503).
  * Waiting for the writer within this process is bounded by `timeoutMs` as well. Within a
- * request, both waits get only what is left of the request's deadline (wait-budget.ts): with
- * none left, a lock that is free is still taken, one that is held is not waited for.
+ * request (a connection taken with its waits, request-kysely.ts), both waits get only what is
+ * left of the request's deadline (wait-budget.ts): with none left, a lock that is free is still
+ * taken, one that is held is not waited for.
  */
 export function routedSqliteDialect(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database | null, timeoutMs: number): SqliteDialect {
   const dialect = new SqliteDialect({ database: writer as never });
-  dialect.createDriver = () => new RoutedDriver(statementCache(writer), reader && statementCache(reader), timeoutMs);
+  keptDriver(dialect, new RoutedDriver(statementCache(writer), reader && statementCache(reader), timeoutMs));
   return dialect;
 }
 
 type Prepare = (text: string) => BetterSqlite3.Statement;
 
-class RoutedDriver implements Driver {
+class RoutedDriver implements WaitsDriver {
   private readonly writerLock = new Mutex();
 
   constructor(
@@ -44,8 +46,8 @@ class RoutedDriver implements Driver {
 
   async init(): Promise<void> {}
 
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this);
+  async acquireConnection(waits?: RequestWaits): Promise<DatabaseConnection> {
+    return new RoutedConnection(this, waits);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -81,13 +83,19 @@ class RoutedDriver implements Driver {
     return statement.reader && statement.readonly ? statement : null;
   }
 
-  run(prepare: 'reader' | 'writer', text: string, parameters: readonly unknown[], prepared?: BetterSqlite3.Statement): Promise<QueryResult<unknown>> {
-    return patiently(() => execute(prepared ?? (prepare === 'reader' ? this.reader! : this.writer)(text), parameters), waitBudget(this.timeoutMs));
+  run(
+    prepare: 'reader' | 'writer',
+    text: string,
+    parameters: readonly unknown[],
+    waits: RequestWaits | undefined,
+    prepared?: BetterSqlite3.Statement,
+  ): Promise<QueryResult<unknown>> {
+    return patiently(() => execute(prepared ?? (prepare === 'reader' ? this.reader! : this.writer)(text), parameters), waitBudget(this.timeoutMs, waits));
   }
 
   /** Within a request, the wait gets what is left of its deadline (wait-budget.ts); elsewhere the full bound. */
-  lockWriter(): Promise<void> {
-    return this.writerLock.lock(waitBudget(this.timeoutMs), this.timeoutMs);
+  lockWriter(waits: RequestWaits | undefined): Promise<void> {
+    return this.writerLock.lock(waitBudget(this.timeoutMs, waits), this.timeoutMs);
   }
 
   unlockWriter(): void {
@@ -98,18 +106,22 @@ class RoutedDriver implements Driver {
 class RoutedConnection implements DatabaseConnection {
   private holdsWriter = false;
 
-  constructor(private readonly driver: RoutedDriver) {}
+  constructor(
+    private readonly driver: RoutedDriver,
+    /** The request this connection was taken for, if any. */
+    private readonly waits: RequestWaits | undefined,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.holdsWriter) {
       // Only a select (or raw SQL, which may be one) is worth preparing on the reader to ask.
       const kind = query.query.kind;
       const read = kind === 'SelectQueryNode' || kind === 'RawNode' ? this.driver.readStatement(query.sql) : null;
-      if (read) return (await this.driver.run('reader', query.sql, query.parameters, read)) as QueryResult<R>;
-      await this.driver.lockWriter();
+      if (read) return (await this.driver.run('reader', query.sql, query.parameters, this.waits, read)) as QueryResult<R>;
+      await this.driver.lockWriter(this.waits);
       this.holdsWriter = true;
     }
-    return (await this.driver.run('writer', query.sql, query.parameters)) as QueryResult<R>;
+    return (await this.driver.run('writer', query.sql, query.parameters, this.waits)) as QueryResult<R>;
   }
 
   // eslint-disable-next-line require-yield

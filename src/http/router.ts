@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { adminToken } from '../auth/admin-token.js';
 import { parseBody, parseParams, parseQuery } from './query.js';
 import type { Route, RouteAuth } from './route.js';
-import { endRequestWaits, inRequestWaits, requestWaits } from '../db/wait-budget.js';
+import { requestServices } from './request-services.js';
 
 /**
  * Express routes from route declarations (`http/route.ts`). Each route runs, in this order:
@@ -84,6 +84,8 @@ function urlParser(route: Route): (req: Request) => ParsedUrl {
 
 function handlerOf(route: Route, services: Services, routes: readonly Route[]): RequestHandler[] {
   const state = route.setup?.(services, routes);
+  // The handler's database work shares the request's one deadline (db/wait-budget.ts).
+  const servicesOf = requestServices(services);
   const checkScopes = laterScopes(route.auth);
   const readUrl = urlParser(route);
   const { body: bodySchema, handler } = route;
@@ -91,29 +93,10 @@ function handlerOf(route: Route, services: Services, routes: readonly Route[]): 
     checkScopes?.(req);
     const { query, params } = readUrl(req);
     const body = bodySchema && !(route.bodyOptional && req.body === undefined) ? parseBody(bodySchema, req.body) : undefined;
-    return handler({ req, res, services, principal: req.principal, params, query, body, state });
+    return handler({ req, res, services: servicesOf(res), principal: req.principal, params, query, body, state });
   };
   const guard = route.admin ? [adminToken(services.config.ADMIN_TOKEN, services.failedAttempts)] : route.auth ? authMiddleware(route.auth, services) : [];
-  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle].map(sharingOneDeadline);
-}
-
-const waitsOfRequest = new WeakMap<Request, ReturnType<typeof requestWaits>>();
-
-/**
- * Runs a step of a route as part of its request: the database waits of all its steps share one
- * deadline (db/wait-budget.ts). Each step enters it again, since a step that reads the body
- * resumes in the socket's context, not the request's.
- */
-function sharingOneDeadline(step: RequestHandler): RequestHandler {
-  return (req, res, next) => {
-    let waits = waitsOfRequest.get(req);
-    if (!waits) {
-      const opened = (waits = requestWaits());
-      waitsOfRequest.set(req, opened);
-      res.once('close', () => endRequestWaits(opened));
-    }
-    return inRequestWaits(waits, () => step(req, res, next));
-  };
+  return [...guard, ...(bodySchema ? [requireJson, jsonBody] : []), handle];
 }
 
 const operatorApiOff: RequestHandler = () => {

@@ -54,10 +54,8 @@ export class OptionsService {
           ? () => groups.render(source, principal, params, query)
           : null;
     if (fromDatabase) {
-      const def = resources[source.resource]!;
-      const cache = this.caches[def.area];
-      const paramKey = def.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
-      const { value, state } = await cache.get(`${principal.keyHash}|${source.id}|page|${paramKey}|${queryKey(query)}`, async () => {
+      const cache = this.cacheOf(source);
+      const { value, state } = await cache.get(pageKey(source, principal, params, query), async () => {
         const rendered = await fromDatabase();
         return { value: rendered, size: rendered ? renderedBytes(rendered) : 64 };
       });
@@ -72,11 +70,28 @@ export class OptionsService {
     return { rendered, state, ttlMs };
   }
 
+  /**
+   * The page `render` answers when it is cached and fresh, without an await (a warm dropdown,
+   * the hot path); undefined when `render` must be asked.
+   */
+  fresh(source: OptionSource, principal: Principal, params: Record<string, string>, query: OptionQuery): ServedOptions | undefined {
+    const cache = this.cacheOf(source);
+    const { devices, groups } = this.database ?? {};
+    if ((devices && servedFromDatabase(source)) || (groups && groupsServedFromDatabase(source))) {
+      const page = cache.fresh<RenderedOptions | null>(pageKey(source, principal, params, query), (rendered) => rendered !== null);
+      // A page the database did not answer (null) is rendered from the list: `render`'s to do.
+      return page?.value ? { rendered: page.value, state: page.state, ttlMs: cache.ttlMs } : undefined;
+    }
+    const key = listKey(source, principal, params);
+    let rendered: RenderedOptions | undefined;
+    const list = cache.fresh<OptionList>(key, (value) => (rendered = cache.derived<RenderedOptions>(key, value, queryKey(query))) !== undefined);
+    return list && rendered ? { rendered, state: list.state, ttlMs: cache.ttlMs } : undefined;
+  }
+
   async list(source: OptionSource, principal: Principal, params: Record<string, string>): Promise<LoadedOptions> {
     const def = resources[source.resource]!;
-    const cache = this.caches[def.area];
-    const paramKey = def.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
-    const key = `${principal.keyHash}|${source.id}|${paramKey}`;
+    const cache = this.cacheOf(source);
+    const key = listKey(source, principal, params);
     const { value, state } = await cache.get(key, async () => {
       const records = await def.load(this.sources, principal, params);
       const list = await buildOptionList(source, records);
@@ -84,4 +99,23 @@ export class OptionsService {
     });
     return { list: value, state, ttlMs: cache.ttlMs, cache, key };
   }
+
+  private cacheOf(source: OptionSource): CachedLoader {
+    return this.caches[resources[source.resource]!.area];
+  }
+}
+
+/** The source's path parameters, as a part of its cache keys. */
+function paramKey(source: OptionSource, params: Record<string, string>): string {
+  return resources[source.resource]!.params.map((name) => (params[name] ?? '').toLowerCase()).join('|');
+}
+
+/** Where a key's whole option list of a source is cached. */
+function listKey(source: OptionSource, principal: Principal, params: Record<string, string>): string {
+  return `${principal.keyHash}|${source.id}|${paramKey(source, params)}`;
+}
+
+/** Where a page the database answered is cached. */
+function pageKey(source: OptionSource, principal: Principal, params: Record<string, string>, query: OptionQuery): string {
+  return `${principal.keyHash}|${source.id}|page|${paramKey(source, params)}|${queryKey(query)}`;
 }

@@ -179,6 +179,8 @@ export function embeddedDeviceSource(db: Db, clock: Clock, heartbeatTimeoutMs: n
       if (!row) throw new AppError('not_found', 'Device not found');
       return toDevice(row, onlineSince());
     },
+
+    within: (waits) => embeddedDeviceSource(db.within(waits), clock, heartbeatTimeoutMs),
   };
 }
 

@@ -21,12 +21,7 @@ const treeBytes = 16 * 1024 * 1024;
  * used first), so it does not grow with the number or size of menus. Group dropdowns do not
  * parse trees at all: they read `menu_groups` (options/database-group-options.ts).
  */
-export function embeddedMenuSource(db: Db): MenuSource {
-  const trees = new LRUCache<string, { revision: number; groups: Group[]; size: number }>({
-    maxSize: treeBytes,
-    sizeCalculation: (tree) => Math.max(1, tree.size),
-  });
-
+export function embeddedMenuSource(db: Db, trees = menuTreeMemo()): MenuSource {
   const groupsOf = async (row: MenuRow): Promise<Group[]> => {
     const cached = trees.get(row.id);
     if (cached && cached.revision === row.revision) return cached.groups;
@@ -67,5 +62,14 @@ export function embeddedMenuSource(db: Db): MenuSource {
     async groups(principal: Principal, filter: GroupFilter): Promise<Group[]> {
       return selectGroups(await menuTrees(principal), filter);
     },
+    // The same memo of parsed trees, whichever request reads them.
+    within: (waits) => embeddedMenuSource(db.within(waits), trees),
   };
+}
+
+function menuTreeMemo() {
+  return new LRUCache<string, { revision: number; groups: Group[]; size: number }>({
+    maxSize: treeBytes,
+    sizeCalculation: (tree) => Math.max(1, tree.size),
+  });
 }

@@ -2,6 +2,7 @@ import type { Device, DeviceState } from '../catalog/device.js';
 import type { Group, Menu } from '../catalog/menu.js';
 import type { DeviceBatch, DevicePage, DeviceQuery, GroupFilter } from '../catalog/source-queries.js';
 import type { Principal } from '../auth/principal.js';
+import type { RequestWaits } from '../db/wait-budget.js';
 
 /**
  * The sources of the catalog (embedded or upstream). What they are asked with lives below them
@@ -30,10 +31,14 @@ export interface DeviceSource {
   byIds?(principal: Principal, ids: readonly string[]): Promise<Device[]>;
   /** Throws AppError not_found `Device not found` when absent or not accessible. */
   get(principal: Principal, id: string): Promise<Device>;
+  /** Embedded mode: this source as one request uses it, its database waits sharing the request's deadline (db/wait-budget.ts). */
+  within?(waits: RequestWaits): DeviceSource;
 }
 
 export interface MenuSource {
   readonly mode: 'embedded' | 'upstream';
   listMenus(principal: Principal): Promise<Menu[]>;
   groups(principal: Principal, filter: GroupFilter): Promise<Group[]>;
+  /** Embedded mode: this source as one request uses it, its database waits sharing the request's deadline (db/wait-budget.ts). */
+  within?(waits: RequestWaits): MenuSource;
 }

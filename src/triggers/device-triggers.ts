@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors.js';
-import { outsideRequestWaits } from '../db/wait-budget.js';
 import { formatMicros, parseIso } from '../time/timestamps.js';
 import type { Device, DeviceSource, Principal } from '../sources/types.js';
 import type { DeviceStatusPoller } from './poller.js';
@@ -21,9 +20,9 @@ export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, 
   if (!pollNow) return;
   try {
     // The baseline / re-check is made for this request, so it carries its X-Request-Id (docs/api.md).
-    // It is a poll, however long the key's listing: each of its waits is bounded on its own, as
-    // the poller's are, not by what is left of the request's deadline (db/wait-budget.ts).
-    await outsideRequestWaits(() => poller.pollForRequest(watch, principal.requestId ?? randomUUID()));
+    // It is a poll, however long the key's listing: the poller's own database, so each of its
+    // waits is bounded on its own, not by what is left of the request's deadline (db/wait-budget.ts).
+    await poller.pollForRequest(watch, principal.requestId ?? randomUUID());
   } catch (err) {
     if (created && err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
       await watches.remove(principal.keyHash);

@@ -12,6 +12,8 @@ import { eventTypes, type DeviceEvent, type EventType } from './transitions.js';
 import { snapshotWrites, type SnapshotRow } from './snapshots.js';
 import { countEventsByPeriod } from './event-counts.js';
 import type { EventDeliveries, QueueDeliveries } from './event-deliveries.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 /** Status-change log lines written before other work gets a turn. */
 const logLinesPerSlice = 200;
@@ -49,6 +51,11 @@ export class EventLog {
     private readonly deliveries: EventDeliveries,
     private readonly logger?: Logger,
   ) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   /**
    * In one transaction: the new snapshot (devices new to it, gone from it or whose status

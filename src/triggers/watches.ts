@@ -5,6 +5,8 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
 import { watchColumns as columns, watchedAt, type Watch, type WatchQueue } from './watch-queue.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 export type { Watch };
 
@@ -95,6 +97,11 @@ export class WatchStore {
     private readonly keyHooks: KeyHooks,
     private readonly queue: WatchQueue,
   ) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   /**
    * Creates or refreshes the watch of a key, resuming it if it was paused. A watch that needs a

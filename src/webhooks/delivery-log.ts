@@ -3,6 +3,8 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { formatMicros } from '../time/timestamps.js';
 import type { Hook } from './hook-store.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 /**
  * What a delivery is, as its hook's deliveries list shows it. `held`: pending while its hook is
@@ -71,6 +73,11 @@ export function parseDeliveryId(text: string): number | null {
  */
 export class DeliveryLog {
   constructor(private readonly db: Db) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   private base(hook: Hook, filter: Omit<DeliveryFilter, 'limit' | 'before'>) {
     const disabled = hook.status === 'disabled';

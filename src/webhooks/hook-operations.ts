@@ -14,6 +14,8 @@ import type { Hook, HookStore } from './hook-store.js';
 import { recordTest, recover, resendDelivery, type RecoverRange, type RecoverTarget } from './redelivery.js';
 import type { WebhookSender } from './sender.js';
 import { rotatedHeaders } from './signing.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 
 export interface HookOperationsOptions {
   db: Db;
@@ -49,6 +51,13 @@ export class HookOperations {
 
   constructor(private readonly options: HookOperationsOptions) {
     this.deliveries = new DeliveryLog(options.db);
+  }
+
+  /** These operations as one request uses them: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    if (!waits) return this;
+    const options = { ...this.options, db: this.options.db.within(waits), hooks: this.options.hooks.within(waits) };
+    return requestView(this, this.options.db, waits, { options, deliveries: this.deliveries.within(waits) });
   }
 
   /**

@@ -9,9 +9,9 @@ import { formatMicros, type Clock } from '../time/timestamps.js';
 import type { HookEventType as EventType } from '../catalog/event.js';
 import { hookIdentity, targetOrigin } from '../db/hook-identity.js';
 import { generateSecret } from './signing.js';
-import type { Hook, HookChanges, HookInput, HookPosition } from './hook-types.js';
-
-import { ownerDisabledReason } from './hook-types.js';
+import { ownerDisabledReason, type Hook, type HookChanges, type HookInput, type HookPosition } from './hook-types.js';
+import type { RequestWaits } from '../db/wait-budget.js';
+import { requestView } from '../db/request-view.js';
 export { ownerDisabledReason };
 export type { Hook, HookChanges, HookInput, HookPosition } from './hook-types.js';
 
@@ -75,6 +75,11 @@ export class HookStore {
     /** WEBHOOK_SECRET_OVERLAP_MS: how long a rotated-away secret still signs. */
     private readonly secretOverlapMs = 86_400_000,
   ) {}
+
+  /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
+  within(waits: RequestWaits | undefined): this {
+    return requestView(this, this.db, waits);
+  }
 
   /** Under a per-key lock (Db.lockKey): the limit and identities hold across replicas. */
   private async lockKey(trx: Kysely<Tables>, keyHash: string): Promise<void> {

@@ -7,6 +7,9 @@ import { nextPageUrl } from '../base-url.js';
 import { enumParam, intParam, parseQuery, scalarParam } from '../query.js';
 import { optionBodies, schemaRef } from '../responses.js';
 import { defineRoute, type Route } from '../route.js';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services.js';
+import type { ServedOptions } from '../../options/service.js';
 
 /**
  * docs/options.md: one GET endpoint per option source declared in the manifest. Responses are
@@ -126,22 +129,29 @@ export function optionRoute(source: OptionSource): Route {
       304: { description: 'Not modified: `If-None-Match` matches the current `ETag`.', headers: { ETag: optionHeaders.ETag! } },
     },
     errors: notFound,
-    async handler({ req, res, services, principal, params, query }) {
-      const { rendered, state, ttlMs } = await services.options.render(source, principal, params, query);
-      const headers: Record<string, string> = {
-        ETag: rendered.etag,
-        'Cache-Control': `private, max-age=${Math.floor(ttlMs / 1000)}`,
-        'X-Total-Count': String(rendered.total),
-        'X-Cache': state,
-      };
-      if (rendered.nextCursor) headers.Link = `<${nextPageUrl(req, services.config.PUBLIC_URL, rendered.nextCursor)}>; rel="next"`;
-      if (matchesIfNoneMatch(req.headers['if-none-match'], rendered.etag)) {
-        res.writeHead(304, headers).end();
-        return;
-      }
-      headers['Content-Type'] = 'application/json; charset=utf-8';
-      headers['Content-Length'] = String(rendered.body.length);
-      res.writeHead(200, headers).end(rendered.body);
+    handler({ req, res, services, principal, params, query }) {
+      // A warm page is answered without an await; any other is rendered first.
+      const fresh = services.options.fresh(source, principal, params, query);
+      if (fresh) return answer(req, res, services, fresh);
+      return services.options.render(source, principal, params, query).then((served) => answer(req, res, services, served));
     },
   });
+}
+
+/** The page, with its validators and paging headers; 304 when `If-None-Match` still matches. */
+function answer(req: Request, res: Response, services: Services, { rendered, state, ttlMs }: ServedOptions): void {
+  const headers: Record<string, string> = {
+    ETag: rendered.etag,
+    'Cache-Control': `private, max-age=${Math.floor(ttlMs / 1000)}`,
+    'X-Total-Count': String(rendered.total),
+    'X-Cache': state,
+  };
+  if (rendered.nextCursor) headers.Link = `<${nextPageUrl(req, services.config.PUBLIC_URL, rendered.nextCursor)}>; rel="next"`;
+  if (matchesIfNoneMatch(req.headers['if-none-match'], rendered.etag)) {
+    res.writeHead(304, headers).end();
+    return;
+  }
+  headers['Content-Type'] = 'application/json; charset=utf-8';
+  headers['Content-Length'] = String(rendered.body.length);
+  res.writeHead(200, headers).end(rendered.body);
 }
