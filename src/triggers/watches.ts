@@ -165,9 +165,9 @@ export class WatchStore {
   /**
    * Leases up to `limit` watched keys to `owner` until `leaseMs` from now: keys not paused,
    * with an active hook or a trigger call in the last day, not leased by another replica, and
-   * (unless `all`) due. PostgreSQL skips rows another replica is claiming at this instant.
+   * due. PostgreSQL skips rows another replica is claiming at this instant.
    */
-  async claim(owner: string, options: { limit: number; leaseMs: number; all?: boolean }): Promise<Watch[]> {
+  async claim(owner: string, options: { limit: number; leaseMs: number }): Promise<Watch[]> {
     const now = this.clock.now();
     return this.db.transaction(async (trx) => {
       const rows = await trx
@@ -175,7 +175,7 @@ export class WatchStore {
         .select(columns)
         .where('w.paused_reason', 'is', null)
         .where('w.leased_until', '<=', now)
-        .$if(!options.all, (q) => q.where('w.next_poll_at', '<=', now))
+        .where('w.next_poll_at', '<=', now)
         .where((eb) =>
           eb.or([
             eb('w.last_trigger_at', '>', now - dayMs),
