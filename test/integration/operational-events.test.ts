@@ -2,6 +2,7 @@ import { afterEach, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 import { formatMicros } from '../../src/time/timestamps.js';
@@ -38,7 +39,7 @@ async function setup(): Promise<{ t: TestApp; failing: Receiver; watcher: Receiv
     .expect(201);
   expect(ops.body.events).toEqual(['delivery.dead', 'hook.disabled']);
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   return { t, failing, watcher, hookId: hook.body.id as string, watcherSecret: ops.body.secret as string };
 }
 
@@ -113,7 +114,7 @@ test('hook.disabled on a 410, with the reason; a hook never hears of itself; the
   expect(bad.body.message).toBe('type must be device.offline, device.online, hook.disabled or delivery.dead (comma-separated)');
   // The watcher lists only operational events: a device change is not sent to it.
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), dev01);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   await t.services.deliverer.runOnce();
   expect(watcher.received).toHaveLength(1);
 });
