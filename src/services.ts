@@ -146,7 +146,6 @@ export function buildServices(deps: ServiceDeps): Services {
     watches,
     log: eventLog,
     snapshots,
-    prune: async () => void (await retention.runOnce()),
     heartbeatTimeoutMs: config.HEARTBEAT_TIMEOUT_MS,
     intervalMs: config.POLL_INTERVAL_MS,
     // Longer than one poll can take (every attempt of a page timing out), so a slow poll is

@@ -11,7 +11,7 @@ import type { PollAnswer, PollerInfo, PollerOptions, UpstreamCounts } from '../s
  * Benchmark `poller`: one key with 10,000 devices upstream. A fake upstream (the embedded app
  * over 10,000 generated devices, counting calls) and a connector in upstream mode, each in its
  * own child process. The key is enrolled as the polling trigger does it (confirm with the
- * upstream, then watch + baseline poll), then `services.poller.pollOnce()` runs 10 times with
+ * upstream, then watch + baseline poll), then the poller's own loop runs until idle (`runUntilIdle()`, the key made due first) 10 times with
  * nothing changing, once after 1 % of the devices went offline and once after they came back.
  * Reported: upstream GET /devices per poll (target 10: page_size=1000), poll time, the events
  * those polls emitted, and memory per tracked device: heap (after a full GC) and SQLite bytes.
@@ -164,7 +164,7 @@ async function runOn(engine: Engine): Promise<RowOutput> {
       },
       {
         row: 3,
-        benchmark: `[${engine}] poll time, ${fmtInt(deviceCount)} devices (\`pollOnce()\`: 10 upstream pages + diff + snapshot transaction)`,
+        benchmark: `[${engine}] poll time, ${fmtInt(deviceCount)} devices (\`runUntilIdle()\`: 10 upstream pages + diff + snapshot transaction)`,
         result: `**median ${fmtMs(median(steadyMs))}, max ${fmtMs(Math.max(...steadyMs))}** over ${steadyPolls} unchanged polls · baseline (first) poll ${fmtMs(enrol.ms)} · per poll CPU: connector ${fmtMs(median(steady.map((m) => m.connectorCpuMs)))}, upstream ${fmtMs(median(steady.map((m) => m.upstreamCpuMs)))} (medians)`,
         target: `— (runs every POLL_INTERVAL_MS, default 30 s)`,
         command: cmd,
@@ -189,7 +189,7 @@ async function runOn(engine: Engine): Promise<RowOutput> {
     ];
 
     const notes = [
-      `${name} [${engine}]: upstream = the embedded app over ${fmtInt(deviceCount)} generated devices of one key (import ${fmtMs(up.info.importMs ?? NaN)}), its own process, logging at warn; connector in upstream mode (DEVICE_API_URL), its own process, ${engine === 'sqlite' ? 'SQLite file in a temp folder' : 'a fresh PostgreSQL database'}, logging at info, background work not started; polls driven by \`services.poller.pollOnce()\`; the key enrolled with \`enrolKey\` (what \`GET /v1/triggers/device-status\` does) after one \`confirmDeviceKey\` call.`,
+      `${name} [${engine}]: upstream = the embedded app over ${fmtInt(deviceCount)} generated devices of one key (import ${fmtMs(up.info.importMs ?? NaN)}), its own process, logging at warn; connector in upstream mode (DEVICE_API_URL), its own process, ${engine === 'sqlite' ? 'SQLite file in a temp folder' : 'a fresh PostgreSQL database'}, logging at info, background work not started; polls driven by \`services.poller.runUntilIdle()\` with the key due; the key enrolled with \`enrolKey\` (what \`GET /v1/triggers/device-status\` does) after one \`confirmDeviceKey\` call.`,
       `${name} [${engine}]: per poll (ms): ${measured.map((m) => `${m.label} ${m.ms.toFixed(1)} [conn CPU ${m.connectorCpuMs.toFixed(0)}, upstream CPU ${m.upstreamCpuMs.toFixed(0)}, ${m.requests} req, ${m.events} ev]`).join('; ')}.`,
       `${name} [${engine}]: upstream calls in all: ${final.total} (GET /devices ${final.deviceLists}, statuses ${JSON.stringify(final.statuses)}); pages of the last poll: ${(measured.at(-1)?.pages ?? []).join(', ')}.`,
       `${name} [${engine}]: heap (heapUsed after 2 full GCs, ${heapBefore.gc}): before enrolment ${kib(heapBefore.heapUsed)}, after the baseline ${kib(heapAfterBaseline.heapUsed)} (${perDevice(retainedBaseline)}/device), after poll ${steadyPolls / 2 + 1} ${kib(heapMid!.heapUsed)}, after all polls ${kib(heapAfter.heapUsed)}; rss ${kib(heapBefore.rss)} → ${kib(heapAfter.rss)}; peak sampled heapUsed during unchanged polls ${kib(Math.max(...steady.map((m) => m.peakHeapUsed)))}. The poller keeps no per-device state in memory between polls (it reads the snapshot from the database each time), so the retained figure is expected to be ~0 and the per-poll working set is the transient one.`,

@@ -4,6 +4,7 @@ import { enrolKey } from '../../src/triggers/device-triggers.js';
 import { serveChild, type Handlers } from '../lib/child.js';
 import { count, countBy, databaseSize, openConnector, settledHeap } from '../lib/connector.js';
 import { benchDeviceId, benchPrincipal, deviceDataset, setHeartbeats } from '../lib/devices.js';
+import { makeKeysDue } from '../lib/poll.js';
 import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.js';
 
 /**
@@ -14,7 +15,8 @@ import { BenchLog, buildStack, closeServer, listenLoopback } from '../lib/stack.
  *   stand-in, not the system under test). `setHeartbeats` moves devices' heartbeats.
  * - `connector`: a connector in upstream mode (DEVICE_API_URL = the upstream) on a SQLite file
  *   in a temp folder, logging at `info`, background work not started: the row drives
- *   `services.poller.pollOnce()` itself. Forked with `--expose-gc` so `heap` is after a full GC.
+ *   the poller itself: its loop run until idle (`runUntilIdle`) once the key is due
+ *   (`makeKeysDue`). Forked with `--expose-gc` so `heap` is after a full GC.
  */
 export type PollerRole = 'upstream' | 'connector';
 
@@ -120,13 +122,14 @@ async function connector(options: PollerOptions) {
       return { ms: performance.now() - t0, watch: (await services.watches.get(principal.keyHash))?.baseline_at !== null };
     },
     poll: async (): Promise<PollAnswer> => {
+      await makeKeysDue(db);
       let peak = process.memoryUsage().heapUsed;
       const sampler = setInterval(() => {
         peak = Math.max(peak, process.memoryUsage().heapUsed);
       }, 2);
       const t0 = performance.now();
       try {
-        const result = await services.poller.pollOnce();
+        const result = await services.poller.runUntilIdle();
         const ms = performance.now() - t0;
         peak = Math.max(peak, process.memoryUsage().heapUsed);
         return { ms, ...result, peakHeapUsed: peak };

@@ -6,6 +6,7 @@ import { signedHeaders } from '../../src/webhooks/signing.js';
 import { serveChild, type Handlers } from '../lib/child.js';
 import { countBy, openConnector } from '../lib/connector.js';
 import { benchDeviceId, benchPrincipal, deviceDataset, setHeartbeats } from '../lib/devices.js';
+import { makeKeysDue } from '../lib/poll.js';
 
 /**
  * Child process of row 4 (webhooks): a connector in embedded mode over `devices` generated
@@ -76,8 +77,9 @@ await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
       return true;
     },
     poll: async (): Promise<PollDone> => {
+      await makeKeysDue(db);
       const t0 = performance.now();
-      const result = await services.poller.pollOnce();
+      const result = await services.poller.runUntilIdle();
       return { ms: performance.now() - t0, events: result.events, doneAt: Date.now() };
     },
     /** Heartbeats of the devices at `indexes` set to `ageMs` before now. */

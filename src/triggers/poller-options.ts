@@ -18,11 +18,6 @@ export interface PollerOptions {
   watches: WatchStore;
   log: EventLog;
   snapshots: SnapshotStore;
-  /**
-   * The retention sweep (events, expired deliveries, disabled hooks), run at the end of a forced
-   * round (`pollOnce`); in the background it runs in a loop of its own, never in the poller's.
-   */
-  prune: () => Promise<void>;
   heartbeatTimeoutMs: number;
   intervalMs: number;
   /** How long a claimed key stays this replica's: longer than one poll can take. */

@@ -14,6 +14,13 @@ const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
 const coalesceMs = 5;
 
+/** A `runUntilIdle` under way. */
+interface IdleRun {
+  /** What a poll that ends with few keys left wakes, instead of the started loop. */
+  wake: () => void;
+  done: Promise<PollResult>;
+}
+
 /**
  * The device-status poller (docs/triggers.md). Every replica runs one; they share the work
  * through the watches' leases: a replica claims the keys that are due, polls each (the first
@@ -30,7 +37,8 @@ export class DeviceStatusPoller {
   /** Background polls under way, and the keys claimed for the next ones. */
   private polling = 0;
   private readonly queue = new PollQueue();
-  private forced: Promise<PollResult> | null = null;
+  /** A `runUntilIdle` under way: what a poll that ends wakes instead of the loop's timer. */
+  private idleRun: IdleRun | null = null;
   /** Keys being polled under this replica's lease: renewed while their polls run. */
   private readonly leased = new Set<string>();
   /** Aborted by `stop`: polls under a lease end at their next page, upstream calls at once. */
@@ -45,7 +53,7 @@ export class DeviceStatusPoller {
     this.loop = new ClaimLoop({
       name: 'poller',
       logger: options.logger,
-      round: () => this.claimRound(),
+      round: () => this.claimDue().then(() => false),
       firstRoundMs: Math.min(options.intervalMs, 1000),
       idleMs: this.tickMs,
       coalesceMs,
@@ -76,7 +84,7 @@ export class DeviceStatusPoller {
   }
 
   /**
-   * Stops claiming; the polls under way (a forced round too) end at their next page, unrecorded.
+   * Stops claiming; the polls under way (a `runUntilIdle` too) end at their next page, unrecorded.
    * A request's own poll gets `requestGraceMs` (the requests' grace period) to finish, then it
    * is stopped the same way, so nothing polls when the database closes.
    */
@@ -99,10 +107,12 @@ export class DeviceStatusPoller {
 
   /**
    * Claims due keys for the free slots and one slot-round ahead (one claim for many keys), and
-   * starts polling them; claims nothing while a slot-round of keys is already waiting.
+   * starts polling them; claims nothing while a slot-round of keys is already waiting. Returns
+   * the round it started, done with what its keys came to once their polls are (null when it
+   * claimed none).
    */
-  private async claimRound(): Promise<boolean> {
-    if (this.lowOnKeys === false || this.stopping.signal.aborted) return false;
+  private async claimDue(): Promise<{ done: Promise<PollResult> } | null> {
+    if (this.lowOnKeys === false || this.stopping.signal.aborted) return null;
     const want = 2 * this.concurrency - this.polling - this.queue.length;
     const started = performance.now();
     const claimed = await this.options.watches.claim(this.owner, { limit: want, leaseMs: this.options.leaseMs });
@@ -110,13 +120,18 @@ export class DeviceStatusPoller {
     for (const watch of claimed) this.leased.add(watch.key_hash);
     const polls = claimed.map((watch) => this.queue.push(watch));
     this.startQueued();
+    if (polls.length === 0) return null;
     // A round, for metrics: the keys one claim took, done when their polls are.
-    if (polls.length > 0) {
-      void Promise.all(polls).then((outcomes) =>
-        this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: outcomes.length, failed: outcomes.filter((o) => o === null).length }),
-      );
-    }
-    return false;
+    const done = Promise.all(polls).then((outcomes) => {
+      const round: PollResult = { keys: outcomes.length, events: 0, failed: 0 };
+      for (const outcome of outcomes) {
+        if (outcome === null) round.failed += 1;
+        else round.events += outcome;
+      }
+      this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: round.keys, failed: round.failed });
+      return round;
+    });
+    return { done };
   }
 
   /** Half a slot-round or less waits: time to claim (at least half a slot-round of keys). */
@@ -141,42 +156,56 @@ export class DeviceStatusPoller {
         this.startQueued();
         // Keys may be due: claim again soon (completions within a few ms share one claim), or
         // right after the claim under way, once the queue runs low.
-        if (this.lowOnKeys) this.loop.wake(coalesceMs);
+        if (this.lowOnKeys) this.wake();
       }),
     );
+  }
+
+  private wake(): void {
+    if (this.idleRun) this.idleRun.wake();
+    else this.loop.wake(coalesceMs);
   }
 
   /**
-   * One round over every watched key not leased by another replica, due or not, awaited to
-   * the end (tests, and a forced refresh); concurrent calls share the round in progress.
+   * Runs the background loop's rounds, without its timers, until it is idle: no key due and no
+   * poll under way. The same claims of due keys under a lease, the same queue and concurrency
+   * as when started; where the started loop waits for a timer, this claims at once. With an
+   * injected clock (tests, benches), it polls the keys due at that clock once each. Only while
+   * the poller is not started; concurrent calls share the run under way. Resolves with what the
+   * keys claimed came to: `failed` counts the polls that failed (and keys handed back at a stop).
    */
-  pollOnce(): Promise<PollResult> {
-    this.forced ??= this.loop.track(
-      this.forcedRound().finally(() => {
-        this.forced = null;
-      }),
-    );
-    return this.forced;
+  runUntilIdle(): Promise<PollResult> {
+    if (!this.loop.isStopped) return Promise.reject(new Error('runUntilIdle drives a poller that is not started'));
+    if (!this.idleRun) {
+      const run: IdleRun = { wake: () => undefined, done: Promise.resolve({ keys: 0, events: 0, failed: 0 }) };
+      this.idleRun = run;
+      run.done = this.runRounds(run).finally(() => {
+        this.idleRun = null;
+      });
+    }
+    return this.idleRun.done;
   }
 
-  private async forcedRound(): Promise<PollResult> {
+  private async runRounds(run: IdleRun): Promise<PollResult> {
     const result: PollResult = { keys: 0, events: 0, failed: 0 };
-    const started = performance.now();
-    const due = await this.options.watches.claim(this.owner, { limit: 100_000, leaseMs: this.options.leaseMs, all: true });
-    result.keys = due.length;
-    const queue = [...due];
-    const worker = async () => {
-      for (let watch = queue.shift(); watch && !this.stopping.signal.aborted; watch = queue.shift()) {
-        const outcome = await this.pollClaimed(watch);
-        if (outcome === null) result.failed += 1;
-        else result.events += outcome;
+    const rounds: Promise<void>[] = [];
+    for (;;) {
+      // A poll that ends during the claim wakes the next round at once, as in the started loop.
+      const woken = new Promise<void>((resolve) => (run.wake = resolve));
+      const round = await this.claimDue();
+      if (round) {
+        rounds.push(
+          round.done.then((r) => {
+            result.keys += r.keys;
+            result.events += r.events;
+            result.failed += r.failed;
+          }),
+        );
       }
-    };
-    await Promise.all(Array.from({ length: this.concurrency }, worker));
-    // Stopped part way: the keys claimed and never started go back due at once.
-    for (const watch of queue) await this.options.watches.release(watch.key_hash, this.owner, this.options.clock.now()).catch(() => undefined);
-    await this.options.prune();
-    this.options.metrics?.pollRound({ durationMs: performance.now() - started, keys: result.keys, failed: result.failed });
+      if (this.polling + this.queue.length === 0) break;
+      await woken;
+    }
+    await Promise.all(rounds);
     return result;
   }
 

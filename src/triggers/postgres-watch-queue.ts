@@ -17,7 +17,7 @@ export class PostgresWatchQueue implements WatchQueue {
           .select('w.key_hash')
           .where('w.paused_reason', 'is', null)
           .where('w.leased_until', '<=', now)
-          .$if(!claim.all, (q) => q.where('w.next_poll_at', '<=', now))
+          .where('w.next_poll_at', '<=', now)
           .where(watchedAt(now))
           .orderBy('w.next_poll_at')
           .limit(claim.limit)

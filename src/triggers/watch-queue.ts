@@ -13,11 +13,10 @@ export interface Watch {
 
 export const watchColumns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
 
-/** What a claim takes: at most `limit` keys, leased for `leaseMs`; `all`: due or not. */
+/** What a claim takes: at most `limit` keys, leased for `leaseMs`. */
 export interface WatchClaim {
   limit: number;
   leaseMs: number;
-  all?: boolean;
 }
 
 /**
@@ -27,8 +26,8 @@ export interface WatchClaim {
  * both engines:
  *
  * - `claimDue` leases to `owner`, until `leaseMs` after `now`, up to `limit` keys that are
- *   watched (`watchedAt`), not paused, not leased (a lease that ended counts as none) and,
- *   unless `all`, due; the most overdue first. Two replicas claiming at once never lease one
+ *   watched (`watchedAt`), not paused, not leased (a lease that ended counts as none) and
+ *   due; the most overdue first. Two replicas claiming at once never lease one
  *   key both.
  * - `renewLeases` moves on the leases `owner` still holds; `releaseLease` ends one, the key due
  *   again at `nextPollAt`.

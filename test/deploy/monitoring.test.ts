@@ -6,6 +6,7 @@ import request from 'supertest';
 import { parse } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys, menuIds } from '../fixtures/catalog.js';
@@ -72,7 +73,7 @@ beforeAll(async () => {
   await request(t.app).get('/healthz').expect(200);
   await request(t.app).get('/readyz').expect(200);
   upClock.advance(5 * 60_000);
-  expect(await t.services.poller.pollOnce()).toMatchObject({ events: 1, failed: 0 });
+  expect(await pollDue(t)).toMatchObject({ events: 1, failed: 0 });
   expect(await t.services.deliverer.drain()).toBe(1);
   const text = (await request(t.app).get('/metrics').expect(200)).text;
   exposed = new Set<string>();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -31,7 +32,7 @@ test('an attempt answered 500 is logged at warn; the retry that is delivered is 
   const created = await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
   t.clock.advance(5 * 60_000);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   receiver.respondWith({ status: 500 });
   await t.services.deliverer.drain();
   const attempts = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'webhook attempt');

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { formatMicros } from '../../src/time/timestamps.js';
@@ -59,7 +60,7 @@ describe('GET /v1/events/summary', () => {
   test('a transition the poller records is counted in the hour it occurred', async () => {
     await get('/v1/triggers/device-status').expect(200, []); // enrols the key: the baseline
     t.clock.advance(300_000);
-    expect((await t.services.poller.pollOnce()).events).toBe(1);
+    expect((await pollDue(t)).events).toBe(1);
     const [event] = (await get('/v1/triggers/device-status').expect(200)).body as Array<{ occurred_at: string }>;
     const body = (await get('/v1/events/summary').expect(200)).body as Summary;
     expect(body.interval).toBe('hour');

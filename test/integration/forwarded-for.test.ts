@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -77,7 +78,7 @@ describe('X-Forwarded-For on upstream calls', () => {
     const t = await connector();
     await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
     upstream.reset();
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     const polls = upstream.callsTo('/devices');
     expect(polls.length).toBeGreaterThan(0);
     for (const call of polls) expect(call.forwardedFor).toBeUndefined();

@@ -1,6 +1,7 @@
 import { expect, test } from '@jest/globals';
 import type { TestApp } from '../helpers/app.js';
 import { hookCalls, hookKit } from '../helpers/hook-kit.js';
+import { pollDue } from '../helpers/poll.js';
 
 // docs/webhooks.md, "The attempt log": a delivery keeps its first attempt and its latest ones,
 // 20 in all (the default bound; a retry schedule of one delay makes rounds of 2 attempts), and
@@ -37,7 +38,7 @@ test('a delivery tried again and again (resends and recovers) keeps its first an
   const hook = (await call(t).post('/v1/hooks', { target_url: r.url }).expect(201)).body as { id: string };
   const since = new Date(t.clock.now()).toISOString();
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   const [item] = (await call(t).get(`/v1/hooks/${hook.id}/deliveries`).expect(200)).body as Array<{ delivery_id: string }>;
   const path = `/v1/hooks/${hook.id}/deliveries/${item!.delivery_id}`;
   const detail = async () => (await call(t).get(path).expect(200)).body as Detail;
@@ -106,7 +107,7 @@ test('a delivery that never needed trimming says none were dropped', async () =>
   const r = await receiver();
   const hook = (await call(t).post('/v1/hooks', { target_url: r.url }).expect(201)).body as { id: string };
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   expect(await t.services.deliverer.drain()).toBe(1);
   const [item] = (await call(t).get(`/v1/hooks/${hook.id}/deliveries`).expect(200)).body as Array<{ delivery_id: string }>;
   const detail = (await call(t).get(`/v1/hooks/${hook.id}/deliveries/${item!.delivery_id}`).expect(200)).body as Detail;

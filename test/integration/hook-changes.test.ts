@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { hookCalls, hookKit } from '../helpers/hook-kit.js';
 import { keys } from '../fixtures/catalog.js';
 import { formatMicros } from '../../src/time/timestamps.js';
@@ -41,13 +42,13 @@ const deliveries = async (t: TestApp, hookId: string) =>
 /** Lets device 01 time out and polls: one device.offline event. */
 async function offline(t: TestApp): Promise<void> {
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
 }
 
 /** Device 01 sends a heartbeat now and a poll sees it: one device.online event. */
 async function online(t: TestApp): Promise<void> {
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), dev01);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
 }
 
 describe('PATCH /v1/hooks/{id}', () => {

@@ -7,6 +7,7 @@ import { hookCalls, hookKit } from '../helpers/hook-kit.js';
 import { sample, scrape } from '../helpers/metrics.js';
 import { keys } from '../fixtures/catalog.js';
 import { projectRoot } from '../../src/paths.js';
+import { pollDue } from '../helpers/poll.js';
 
 // docs/webhooks.md, "When something goes wrong": the rules every hook operation shares (scope,
 // the operations' metrics), a held delivery's end at the retention, and a test delivery's
@@ -24,7 +25,7 @@ async function subscribe(t: TestApp, url: string): Promise<string> {
 
 async function offline(t: TestApp): Promise<void> {
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
 }
 
 const deliveries = async (t: TestApp, hookId: string) =>

@@ -2,6 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import type { TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { hookCalls, hookKit } from '../helpers/hook-kit.js';
 import { turnsDuring } from '../helpers/event-loop.js';
@@ -46,11 +47,11 @@ const list = async (t: TestApp, hookId: string, query = '') => (await call(t).ge
 /** Device 01 goes offline (timeout) or comes back (a heartbeat now); a poll logs it. */
 async function offline(t: TestApp): Promise<void> {
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
 }
 async function online(t: TestApp): Promise<void> {
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), dev01);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
 }
 
 /** Three tries against a receiver that fails them all: one dead delivery (schedule 1 s). */

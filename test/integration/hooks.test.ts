@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { Receiver, type Received } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 import { hashKey } from '../../src/auth/keys.js';
@@ -62,7 +63,9 @@ async function app(env: Record<string, string> = {}, options: { clock?: ManualCl
     // PostgreSQL: a named database (schema) outlives its app, so a "restarted" app finds the
     // same data; setup-postgres drops it after the file.
     keep: options.databasePath !== undefined,
-    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...env },
+    // A poll moves the clock on to when the key is due (pollDue): at most this interval, well
+    // within the retry delays the tests count on.
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', POLL_INTERVAL_MS: '200', ...env },
   });
   let closed = false;
   const close = t.close.bind(t);
@@ -112,14 +115,14 @@ async function attempts(t: TestApp, hookId: string, key: string = keys.ana): Pro
 /** Lets device 01 time out and polls: one device.offline event. */
 async function deviceOffline(t: TestApp, expected = 1): Promise<void> {
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(expected);
+  expect((await pollDue(t)).events).toBe(expected);
 }
 
 /** A fresh heartbeat for a device (now, with microseconds) and a poll. */
 async function heartbeat(t: TestApp, deviceId: string): Promise<string> {
   const text = formatMicros(t.clock.now() * 1000 + 789);
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', text, deviceId);
-  await t.services.poller.pollOnce();
+  await pollDue(t);
   return text;
 }
 
@@ -421,7 +424,7 @@ describe('delivery', () => {
     const r = await receiver();
     const hook = await subscribe(t, { target_url: r.url });
     // The subscription recorded the baseline: offline devices there emit nothing.
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
     expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(0);
 
@@ -442,7 +445,7 @@ describe('delivery', () => {
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(first.body, first.headers)).toThrow();
 
     // Nothing more for the same transition.
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
     expect(await t.services.deliverer.drain()).toBe(0);
 
     t.clock.advance(10_000);
@@ -508,7 +511,7 @@ describe('delivery', () => {
     // Delivered: never sent again.
     t.clock.advance(86_400_000);
     expect(await t.services.deliverer.drain()).toBe(0);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     expect(await t.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(4);
 
@@ -787,7 +790,7 @@ describe('delivery', () => {
     const third = await app(env, { clock, databasePath, dataset: false });
     clock.advance(60_000);
     expect(await third.services.deliverer.drain()).toBe(0);
-    expect((await third.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(third)).events).toBe(0);
     expect(await third.services.deliverer.drain()).toBe(0);
     expect(r.received).toHaveLength(2);
   });
@@ -798,11 +801,11 @@ describe('delivery', () => {
     const hook = await subscribe(t, { target_url: r.url });
     await t.all(`UPDATE api_keys SET scopes = '["hooks:write"]' WHERE id = 'key_ana'`);
     t.clock.advance(timeoutMs);
-    expect(await t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 1 });
+    expect(await pollDue(t)).toMatchObject({ events: 0, failed: 1 });
     const paused = (await api(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as Hook & { status_reason: string };
     expect(paused.status).toBe('paused');
     expect(paused.status_reason).toEqual(expect.any(String));
-    expect((await t.services.poller.pollOnce()).keys).toBe(0);
+    expect((await pollDue(t)).keys).toBe(0);
     expect(r.received).toHaveLength(0);
     // Used successfully again: the watch resumes and so do its hooks.
     await t.all(`UPDATE api_keys SET scopes = '["device:read","hooks:write"]' WHERE id = 'key_ana'`);

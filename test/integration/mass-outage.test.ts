@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { deviceBenchKey, deviceDataset } from '../../bench/lib/devices.js';
 
 /**
@@ -32,7 +33,7 @@ test(`${devices.toLocaleString('en')} devices going offline in one poll: every e
     .expect(201);
 
   t.clock.advance(3_600_000);
-  expect((await t.services.poller.pollOnce()).events).toBe(devices);
+  expect((await pollDue(t)).events).toBe(devices);
   expect(Number(await t.value("SELECT count(*) FROM events WHERE type = 'device.offline'"))).toBe(devices);
   expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(devices);
   const newest = await get('/v1/triggers/device-status?limit=1').expect(200);
@@ -43,5 +44,5 @@ test(`${devices.toLocaleString('en')} devices going offline in one poll: every e
     expect(Number(await statsOf('deliveries'))).toBe(1);
   }
   // Recorded once: the next poll finds nothing new.
-  expect((await t.services.poller.pollOnce()).events).toBe(0);
+  expect((await pollDue(t)).events).toBe(0);
 }, 120_000);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { promtoolCheck, sample, scrape } from '../helpers/metrics.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys, menuIds } from '../fixtures/catalog.js';
@@ -43,7 +44,7 @@ describe('poller and webhooks', () => {
 
     // Five minutes without heartbeats: one device goes offline; the receiver refuses it once.
     t.clock.advance(5 * 60_000);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     ({ samples } = await scrape(t.app));
     expect(sample(samples, 'poller_rounds_total')).toBe(1);
     expect(sample(samples, 'poller_keys_polled_total', { outcome: 'ok' })).toBe(1);
@@ -73,7 +74,7 @@ describe('poller and webhooks', () => {
     expect(sample(samples, 'webhook_queue_depth', { state: 'retrying' })).toBe(0);
     expect(sample(samples, 'webhook_oldest_due_delivery_age_seconds')).toBe(0);
 
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     ({ samples } = await scrape(t.app));
     expect(sample(samples, 'poller_rounds_total')).toBe(2);
     expect(sample(samples, 'poller_oldest_overdue_key_age_seconds')).toBe(0);
@@ -83,7 +84,7 @@ describe('poller and webhooks', () => {
     const { t, receiver } = await rig({ WEBHOOK_RETRY_SCHEDULE_MS: '1000' });
     await request(t.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
     t.clock.advance(5 * 60_000);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     receiver.respondWith({ status: 500 }, { status: 500 });
     await t.services.deliverer.drain();
     t.clock.advance(1000);
@@ -94,7 +95,7 @@ describe('poller and webhooks', () => {
 
     // Another device comes back online: the receiver answers 410 Gone.
     await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), 'a4:83:e7:1f:2b:01');
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     receiver.respondWith({ status: 410 });
     await t.services.deliverer.drain();
     ({ samples } = await scrape(t.app));
@@ -131,7 +132,7 @@ test('the exposition after real traffic passes `promtool check metrics`', async 
   await request(t.app).get(`/v1/menus/${menuIds.allDay}/groups/options`).set('X-API-Key', keys.ana).expect(200);
   await request(t.app).get('/nowhere').expect(404);
   t.clock.advance(5 * 60_000);
-  await t.services.poller.pollOnce();
+  await pollDue(t);
   await t.services.deliverer.drain();
   const { text } = await scrape(t.app);
   const checked = promtoolCheck(text);

@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import type { TestApp } from '../helpers/app.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { hookCalls, hookKit } from '../helpers/hook-kit.js';
+import { pollDue } from '../helpers/poll.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { verifiedKeyTtlMs } from '../../src/auth/embedded-keys.js';
 
@@ -24,7 +25,7 @@ async function setup(): Promise<{ t: TestApp; failing: Receiver; watcher: Receiv
     .expect(201);
   expect(ops.body.events).toEqual(['delivery.dead', 'hook.disabled']);
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   return { t, failing, watcher, hookId: hook.body.id as string, watcherSecret: ops.body.secret as string };
 }
 
@@ -96,7 +97,7 @@ test('hook.disabled on a 410, with the reason; a hook never hears of itself; the
   expect(bad.body.message).toBe('type must be device.offline, device.online, hook.disabled or delivery.dead (comma-separated)');
   // The watcher lists only operational events: a device change is not sent to it.
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), dev01);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   await t.services.deliverer.drain();
   expect(watcher.received).toHaveLength(1);
 });
@@ -112,11 +113,11 @@ test('hook.disabled when a refused key pauses its hooks: one notice per hook, to
       .post('/v1/hooks', { target_url: watcher.url, events: ['hook.disabled'] })
       .expect(201)
   ).body as { id: string; secret: string };
-  expect((await t.services.poller.pollOnce()).events).toBe(0); // the baseline
+  expect((await pollDue(t)).events).toBe(0); // the baseline
   // The key loses device:read: its watch pauses, and so do both hooks.
   await t.all(`UPDATE api_keys SET scopes = '["hooks:write"]' WHERE id = 'key_ana'`);
   t.clock.advance(timeoutMs);
-  expect(await t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 1 });
+  expect(await pollDue(t)).toMatchObject({ events: 0, failed: 1 });
   const shown = (await hookCalls(t).get(`/v1/hooks/${hook.id}`).expect(200)).body as { status: string; status_reason: string };
   expect(shown).toMatchObject({ status: 'paused', status_reason: expect.stringMatching(/^Key refused: /) });
   await t.services.deliverer.drain();
@@ -142,7 +143,7 @@ test('hook.disabled when a refused key pauses its hooks: one notice per hook, to
     ].sort(),
   );
   // Paused already: later rounds pause nothing more and notice nothing more.
-  expect((await t.services.poller.pollOnce()).keys).toBe(0);
+  expect((await pollDue(t)).keys).toBe(0);
   await t.services.deliverer.drain();
   expect(watcher.received).toHaveLength(1);
   // In the key's event log (read once the key may read again): one notice per hook, the one sent among them.

@@ -299,7 +299,7 @@ describe('the watch queue', () => {
       keyHash,
     );
 
-  test('claims the most overdue watched keys first, at most `limit`; skips paused, unwatched and (unless `all`) keys not due', async () => {
+  test('claims the most overdue watched keys first, at most `limit`; skips paused, unwatched and keys not due', async () => {
     const now = t.clock.now();
     await watch(t.db, 'k_late', now - 5_000);
     await watch(t.db, 'k_later', now - 9_000);
@@ -312,7 +312,7 @@ describe('the watch queue', () => {
     expect(await lease('k_later')).toMatchObject({ lease_owner: 'a' });
     expect(Number((await lease('k_later'))!.leased_until)).toBe(now + leaseMs);
     expect((await queue.claimDue('a', now, { limit: 10, leaseMs })).map((w) => w.key_hash)).toEqual(['k_due']);
-    expect((await queue.claimDue('a', now, { limit: 10, leaseMs, all: true })).map((w) => w.key_hash)).toEqual(['k_next']);
+    expect(await queue.claimDue('a', now, { limit: 10, leaseMs })).toEqual([]);
   });
 
   test('a key with a hook is watched without a recent trigger call', async () => {
@@ -335,7 +335,7 @@ describe('the watch queue', () => {
     const [a, b] = [watchQueue(t.db), watchQueue(other)];
     expect(await a.claimDue('a', now, { limit: 10, leaseMs: 1_000 })).toHaveLength(1);
     t.clock.advance(999);
-    expect(await b.claimDue('b', t.clock.now(), { limit: 10, leaseMs: 1_000, all: true })).toEqual([]);
+    expect(await b.claimDue('b', t.clock.now(), { limit: 10, leaseMs: 1_000 })).toEqual([]);
     await b.renewLeases('b', ['k_one'], t.clock.now() + 1_000);
     t.clock.advance(1);
     expect((await b.claimDue('b', t.clock.now(), { limit: 10, leaseMs: 1_000 })).map((w) => w.key_hash)).toEqual(['k_one']);

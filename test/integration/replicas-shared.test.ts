@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { testEngine } from '../helpers/engine.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -96,7 +97,7 @@ async function replicasWithOneDelivery(): Promise<[TestApp, TestApp, ManualClock
   cleanups.push(() => receiver.stop());
   await request(a.app).post('/v1/hooks').set('X-API-Key', keys.ana).send({ target_url: receiver.url }).expect(201);
   clock.advance(5 * 60_000);
-  expect((await a.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(a)).events).toBe(1);
   return [a, b, clock];
 }
 
@@ -158,8 +159,9 @@ describe('poll leases', () => {
   test('replicas claim disjoint keys; a lease that ends hands the key to the other replica', async () => {
     const [a, b, clock] = await replicas();
     for (const key of [keys.ana, keys.ben, keys.zoe]) await request(a.app).get('/v1/triggers/device-status').set('X-API-Key', key).expect(200);
-    const claimA = () => a.services.watches.claim('replica-a', { limit: 2, leaseMs: 60_000, all: true });
-    const claimB = () => b.services.watches.claim('replica-b', { limit: 10, leaseMs: 60_000, all: true });
+    clock.advance(a.config.POLL_INTERVAL_MS); // every key due
+    const claimA = () => a.services.watches.claim('replica-a', { limit: 2, leaseMs: 60_000 });
+    const claimB = () => b.services.watches.claim('replica-b', { limit: 10, leaseMs: 60_000 });
     // PostgreSQL: at the same instant (SKIP LOCKED). SQLite: one after the other — two
     // connections to one file in one thread would block each other on the write lock, which
     // separate processes (the real replicas) do not.
@@ -167,10 +169,10 @@ describe('poll leases', () => {
     const claimed = [...fromA, ...fromB].map((w) => w.key_hash);
     expect(claimed).toHaveLength(3);
     expect(new Set(claimed).size).toBe(3);
-    // Nothing is free while the leases run, even for a forced round.
-    expect(await b.services.watches.claim('replica-b', { limit: 10, leaseMs: 60_000, all: true })).toEqual([]);
+    // Nothing is free while the leases run, though every key is due.
+    expect(await b.services.watches.claim('replica-b', { limit: 10, leaseMs: 60_000 })).toEqual([]);
     clock.advance(60_001);
-    expect(await b.services.watches.claim('replica-b', { limit: 10, leaseMs: 60_000, all: true })).toHaveLength(3);
+    expect(await b.services.watches.claim('replica-b', { limit: 10, leaseMs: 60_000 })).toHaveLength(3);
   });
 
   test('a polled key is not due again for one interval, whichever replica asks', async () => {
@@ -189,9 +191,10 @@ describe('poll leases', () => {
   test('a poll that outlived its lease writes nothing; the replica that holds the key now does', async () => {
     const [a, b, clock] = await replicas({ POLL_INTERVAL_MS: '30000' });
     await request(a.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
-    const [watch] = await a.services.watches.claim('replica-a', { limit: 1, leaseMs: 1000, all: true });
+    clock.advance(30_000); // due
+    const [watch] = await a.services.watches.claim('replica-a', { limit: 1, leaseMs: 1000 });
     clock.advance(1001);
-    const [taken] = await b.services.watches.claim('replica-b', { limit: 1, leaseMs: 60_000, all: true });
+    const [taken] = await b.services.watches.claim('replica-b', { limit: 1, leaseMs: 60_000 });
     expect(taken?.key_hash).toBe(watch!.key_hash);
     await expect(a.services.poller.pollKey(watch!, { owner: 'replica-a' })).rejects.toThrow('poll lease lost');
     await expect(b.services.poller.pollKey(taken!, { owner: 'replica-b' })).resolves.toEqual([]);

@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { Receiver } from '../helpers/receiver.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { catalog, keys } from '../fixtures/catalog.js';
@@ -32,9 +33,9 @@ const auth = { 'X-API-Key': keys.ana };
 /** A hook to a port nothing listens on, and device events queued for it (the deliverer is not running). */
 async function pendingDeliveries(): Promise<{ hookId: string; events: number }> {
   const hook = await request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);
-  await t.services.poller.pollOnce();
+  await pollDue(t);
   t.clock.advance(timeoutMs);
-  const { events } = await t.services.poller.pollOnce();
+  const { events } = await pollDue(t);
   expect(events).toBeGreaterThan(0);
   return { hookId: hook.body.id, events };
 }
@@ -47,7 +48,7 @@ test('a delivery still pending when its event passes the retention is dead with 
   expect(await count("SELECT count(*) FROM deliveries WHERE status = 'pending'")).toBe(events);
 
   t.clock.advance(7 * day + 60_000);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect(await count("SELECT count(*) FROM deliveries WHERE status = 'pending'")).toBe(0);
   expect(await count("SELECT count(*) FROM deliveries WHERE status = 'dead'")).toBe(events);
   const attempts = (await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set(auth).expect(200)).body as Array<Record<string, unknown>>;
@@ -65,7 +66,7 @@ test('a delivery still pending when its event passes the retention is dead with 
 
   // ...and go, with the deliveries and attempts, a retention later.
   t.clock.advance(7 * day + 60_000);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect(await count('SELECT count(*) FROM events')).toBe(0);
   expect(await count('SELECT count(*) FROM deliveries')).toBe(0);
   expect((await request(t.app).get(`/v1/hooks/${hookId}/deliveries`).set(auth).expect(200)).body).toEqual([]);
@@ -74,15 +75,15 @@ test('a delivery still pending when its event passes the retention is dead with 
 test('events with no pending delivery and no recent attempt go after 7 days', async () => {
   await app();
   await request(t.app).get('/v1/triggers/device-status').set(auth).expect(200);
-  await t.services.poller.pollOnce();
+  await pollDue(t);
   t.clock.advance(timeoutMs);
-  const { events } = await t.services.poller.pollOnce();
+  const { events } = await pollDue(t);
   expect(await count('SELECT count(*) FROM events')).toBe(events);
   t.clock.advance(7 * day - 60_000);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect(await count('SELECT count(*) FROM events')).toBe(events);
   t.clock.advance(120_000);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect(await count('SELECT count(*) FROM events')).toBe(0);
 });
 
@@ -96,17 +97,17 @@ test('a disabled hook is deleted 7 days after it was disabled, with its queue; a
   await t.db.kysely.updateTable('hooks').set({ status: 'disabled', disabled_at: null }).where('id', '=', legacy).execute();
 
   t.clock.advance(6 * day);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect(await count('SELECT count(*) FROM hooks')).toBe(3);
   t.clock.advance(day + 60_000);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   const left = (await t.db.kysely.selectFrom('hooks').select('id').orderBy('id').execute()).map((h) => h.id);
   expect(left.sort()).toEqual([active, legacy].sort());
   await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(404);
   expect(await count('SELECT count(*) FROM deliveries WHERE hook_id = ?', hookId)).toBe(0);
   // The legacy hook got its time at the first sweep (6 days in): it goes 7 days after that.
   t.clock.advance(6 * day);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect((await t.db.kysely.selectFrom('hooks').select('id').execute()).map((h) => h.id)).toEqual([active]);
 });
 
@@ -117,9 +118,9 @@ test('a receiver answering 410, end to end: the hook shows disabled and gets not
   const hookId = (await request(t.app).post('/v1/hooks').set(auth).send({ target_url: receiver.url }).expect(201)).body.id as string;
   // Also watched through the polling trigger, so events are still logged once the hook is disabled.
   await request(t.app).get('/v1/triggers/device-status').set(auth).expect(200);
-  await t.services.poller.pollOnce();
+  await pollDue(t);
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
 
   expect(await t.services.deliverer.drain()).toBe(1);
   expect(receiver.received).toHaveLength(1);
@@ -129,7 +130,7 @@ test('a receiver answering 410, end to end: the hook shows disabled and gets not
 
   // Device 01 comes back: the event is logged, nothing is sent.
   await t.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(t.clock.now() * 1000), 'a4:83:e7:1f:2b:01');
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   expect(await t.services.deliverer.drain()).toBe(0);
   t.clock.advance(60_000);
   expect(await t.services.deliverer.drain()).toBe(0);
@@ -137,11 +138,11 @@ test('a receiver answering 410, end to end: the hook shows disabled and gets not
 
   // Still shown just before the retention ends...
   t.clock.advance(disabledAt + 7 * day - 1 - t.clock.now());
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   expect((await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(200)).body.status).toBe('disabled');
   // ...and gone with the sweep an interval after it (the sweep runs once per POLL_INTERVAL_MS).
   t.clock.advance(1 + t.config.POLL_INTERVAL_MS);
-  await t.services.poller.pollOnce();
+  await t.services.retention.runOnce();
   await request(t.app).get(`/v1/hooks/${hookId}`).set(auth).expect(404);
   expect((await request(t.app).get('/v1/hooks').set(auth).expect(200)).body).toEqual([]);
   expect(receiver.received).toHaveLength(1);

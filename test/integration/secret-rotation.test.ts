@@ -10,6 +10,7 @@ import { SecretBox } from '../../src/crypto/secret-box.js';
 import { checkSealedSecrets, resealSecrets, sealedColumns, unreadableSecretsLine } from '../../src/crypto/sealed-secrets.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { testEngine } from '../helpers/engine.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -79,7 +80,7 @@ describe('rotating CONNECTOR_SECRET', () => {
     expect(await checkSealedSecrets(during.db, box(newSecret, oldSecret))).toMatchObject({ current: 0, previous: 2, unreadable: {} });
     upClock.advance(fiveMinutes);
     during.clock.advance(fiveMinutes);
-    expect(await during.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(during)).toEqual({ keys: 1, events: 1, failed: 0 });
     expect(await during.services.deliverer.drain()).toBe(1);
     expect(verify(receiver, 0, hook.secret)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
 
@@ -99,7 +100,7 @@ describe('rotating CONNECTOR_SECRET', () => {
     const fresh = formatMicros(upClock.now() * 1000);
     await upstream.inner.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', fresh, frontCounter);
     const pollsBefore = upstream.callsTo('/devices').length;
-    expect(await after.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(after)).toEqual({ keys: 1, events: 1, failed: 0 });
     // The poll went upstream with Ana's key, opened with the new secret.
     expect(upstream.callsTo('/devices').slice(pollsBefore)[0]).toMatchObject({ authorization: `Bearer ${keys.ana}` });
     expect(await after.services.deliverer.drain()).toBe(1);

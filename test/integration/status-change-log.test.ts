@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
@@ -21,7 +22,7 @@ afterAll(async () => {
 test('a device going offline is logged at info with its type and device id, without the key', async () => {
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   const changes = entries.filter((entry) => entry.msg === 'device status changed');
   expect(changes).toEqual([expect.objectContaining({ level: 30, type: 'device.offline', deviceId: 'a4:83:e7:1f:2b:01' })]);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 import { eventId } from '../../src/triggers/transitions.js';
 import { formatMicros } from '../../src/time/timestamps.js';
@@ -45,7 +46,7 @@ async function heartbeat(deviceId: string, agoMs: number, micros = 123): Promise
 async function offlineEvent(): Promise<Event> {
   await get('/v1/triggers/device-status').expect(200, []);
   t.clock.advance(timeoutMs);
-  expect((await t.services.poller.pollOnce()).events).toBe(1);
+  expect((await pollDue(t)).events).toBe(1);
   const res = await get('/v1/triggers/device-status').expect(200);
   expect(res.body).toHaveLength(1);
   return res.body[0] as Event;
@@ -56,7 +57,7 @@ describe('GET /v1/triggers/device-status', () => {
     const res = await get('/v1/triggers/device-status').expect(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual([]);
-    expect(await t.services.poller.pollOnce()).toMatchObject({ keys: 1, events: 0, failed: 0 });
+    expect(await pollDue(t)).toMatchObject({ keys: 1, events: 0, failed: 0 });
     await get('/v1/triggers/device-status').expect(200, []);
     await get('/v1/events').expect(200, []);
   });
@@ -70,9 +71,9 @@ describe('GET /v1/triggers/device-status', () => {
     expect(event.occurred_at).toBe(formatMicros(Date.parse(before.last_heartbeat_at) * 1000 + timeoutMs * 1000));
     expect(event.id).toBe(eventId(dev01, 'device.offline', before.last_heartbeat_at));
 
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
     t.clock.advance(60_000);
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
     await get('/v1/triggers/device-status')
       .expect(200)
       .expect((res) => expect(res.body).toEqual([event]));
@@ -82,7 +83,7 @@ describe('GET /v1/triggers/device-status', () => {
     const hb = await heartbeat(dev01, 10_000, 654_321);
     await get('/v1/triggers/device-status').expect(200, []);
     t.clock.advance(timeoutMs);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     const [event] = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     expect(hb).toMatch(/\.\d{3}321Z$/);
     expect(event!.occurred_at).toBe(formatMicros(Date.parse(hb) * 1000 + 321 + timeoutMs * 1000));
@@ -93,7 +94,7 @@ describe('GET /v1/triggers/device-status', () => {
     const offline = await offlineEvent();
     t.clock.advance(60_000);
     const hb = await heartbeat(dev01, 2_000, 456);
-    expect((await t.services.poller.pollOnce()).events).toBe(1);
+    expect((await pollDue(t)).events).toBe(1);
     const list = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     expect(list.map((e) => e.type)).toEqual(['device.online', 'device.offline']);
     const online = list[0]!;
@@ -104,13 +105,13 @@ describe('GET /v1/triggers/device-status', () => {
     // Staying online with newer heartbeats emits nothing more.
     t.clock.advance(30_000);
     await heartbeat(dev01, 1_000);
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
   });
 
   test('a never-seen device that sends its first heartbeat → device.online', async () => {
     await get('/v1/triggers/device-status').expect(200, []);
     const hb = await heartbeat(dev03, 1_000);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     const list = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ type: 'device.online', occurred_at: hb, previous_status: 'offline', status: 'online' });
@@ -120,10 +121,10 @@ describe('GET /v1/triggers/device-status', () => {
   test('a device that appears after the baseline is itself a baseline (no event)', async () => {
     await get('/v1/triggers/device-status').expect(200, []);
     await t.all(`INSERT INTO device_access (device_id, user_id, level) VALUES (?, 'usr_ana', 'read')`, dev04);
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
     t.clock.advance(timeoutMs);
     // Now both 01 and the newly visible 04 time out.
-    expect((await t.services.poller.pollOnce()).events).toBe(2);
+    expect((await pollDue(t)).events).toBe(2);
   });
 
   describe('filters', () => {
@@ -132,7 +133,7 @@ describe('GET /v1/triggers/device-status', () => {
     beforeEach(async () => {
       offline = await offlineEvent();
       await heartbeat(dev03, 1_000);
-      await t.services.poller.pollOnce();
+      await pollDue(t);
       online = ((await get('/v1/triggers/device-status?type=device.online').expect(200)).body as Event[])[0]!;
     });
 
@@ -184,9 +185,9 @@ describe('GET /v1/triggers/device-status', () => {
     // 30 round trips of device 01 going offline and coming back: 60 events.
     for (let i = 0; i < 30; i += 1) {
       t.clock.advance(timeoutMs + 1_000);
-      await t.services.poller.pollOnce();
+      await pollDue(t);
       await heartbeat(dev01, 0, i);
-      await t.services.poller.pollOnce();
+      await pollDue(t);
     }
     const all = (await get('/v1/events?limit=500').expect(200)).body as Event[];
     expect(all).toHaveLength(60);
@@ -209,7 +210,7 @@ describe('GET /v1/events (replay)', () => {
     offline = await offlineEvent();
     t.clock.advance(1_000);
     await heartbeat(dev01, 0);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     online = ((await get('/v1/triggers/device-status?type=device.online').expect(200)).body as Event[])[0]!;
   });
 
@@ -334,7 +335,7 @@ describe('keys and scopes', () => {
 
   test('a refused key is not enrolled', async () => {
     await get('/v1/triggers/device-status', keys.anaMenuOnly).expect(403);
-    expect((await t.services.poller.pollOnce()).keys).toBe(0);
+    expect((await pollDue(t)).keys).toBe(0);
   });
 });
 
@@ -342,7 +343,7 @@ describe('per-key event logs', () => {
   test('events of one key are not visible to another key', async () => {
     for (const key of [keys.ana, keys.ben, keys.zoe]) await get('/v1/triggers/device-status', key).expect(200, []);
     t.clock.advance(timeoutMs);
-    expect(await t.services.poller.pollOnce()).toMatchObject({ keys: 3, failed: 0 });
+    expect(await pollDue(t)).toMatchObject({ keys: 3, failed: 0 });
 
     const ana = (await get('/v1/triggers/device-status').expect(200)).body as Event[];
     const ben = (await get('/v1/triggers/device-status', keys.ben).expect(200)).body as Event[];
@@ -363,7 +364,7 @@ describe('per-key event logs', () => {
   test('a key that has not enrolled sees nothing, even for shared devices', async () => {
     await get('/v1/triggers/device-status').expect(200, []);
     t.clock.advance(timeoutMs);
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     // Ben enrols only now: his baseline already has 01 offline.
     await get('/v1/triggers/device-status', keys.ben).expect(200, []);
     await get('/v1/events', keys.ben).expect(200, []);
@@ -374,24 +375,38 @@ describe('watching and retention', () => {
   test('a trigger-only key is watched for 24 hours after its last call', async () => {
     await get('/v1/triggers/device-status').expect(200, []);
     t.clock.advance(86_400_000 - 1);
-    expect((await t.services.poller.pollOnce()).keys).toBe(1);
+    expect((await pollDue(t)).keys).toBe(1);
     t.clock.advance(2);
-    expect((await t.services.poller.pollOnce()).keys).toBe(0);
+    expect((await pollDue(t)).keys).toBe(0);
     await get('/v1/triggers/device-status').expect(200);
-    expect((await t.services.poller.pollOnce()).keys).toBe(1);
+    expect((await pollDue(t)).keys).toBe(1);
   });
 
-  test('events older than 7 days are pruned by a poll round', async () => {
+  test("the poller's loop polls the keys that are due, each once, and none before its interval", async () => {
+    await get('/v1/triggers/device-status').expect(200, []); // Ana's baseline: due again in 30 s
+    t.clock.advance(10_000);
+    await get('/v1/triggers/device-status', keys.ben).expect(200, []); // Ben's: due 10 s after Ana's
+    expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 0, events: 0, failed: 0 });
+    t.clock.advance(20_000);
+    expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 0, events: 0, failed: 0 });
+    t.clock.advance(10_000);
+    expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 1, events: 0, failed: 0 });
+    t.clock.advance(30_000);
+    expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 2, events: 0, failed: 0 });
+  });
+
+  test('events older than 7 days are pruned by the retention sweep', async () => {
     const event = await offlineEvent();
     t.clock.advance(6 * 86_400_000);
-    await t.services.poller.pollOnce();
+    await t.services.retention.runOnce();
     expect((await get('/v1/events').expect(200)).body).toEqual([event]);
     // Kept exactly 7 days, gone 1 ms later.
     t.clock.advance(86_400_000);
-    await t.services.poller.pollOnce();
+    await t.services.retention.runOnce();
     expect((await get('/v1/events').expect(200)).body).toEqual([event]);
     t.clock.advance(1);
-    await t.services.poller.pollOnce();
+    await t.services.retention.runOnce();
     await get('/v1/events').expect(200, []);
     await get('/v1/triggers/device-status').expect(200, []);
     await get(`/v1/events?after=${event.id}`).expect(400);
@@ -403,10 +418,10 @@ describe('what a poll reads', () => {
     await get('/v1/triggers/device-status').expect(200, []);
     const byIds = jest.spyOn(t.services.devices, 'byIds');
     t.clock.advance(timeoutMs);
-    expect((await t.services.poller.pollOnce()).events).toBe(1);
+    expect((await pollDue(t)).events).toBe(1);
     expect(byIds.mock.calls.map(([, ids]) => [...ids])).toEqual([[dev01]]);
     byIds.mockClear();
-    expect((await t.services.poller.pollOnce()).events).toBe(0);
+    expect((await pollDue(t)).events).toBe(0);
     expect(byIds).not.toHaveBeenCalled();
   });
 });

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
@@ -62,7 +63,7 @@ async function rig(options: { dataset?: unknown; logLines?: string[] } = {}): Pr
   return r;
 }
 
-const poll = (r: Rig) => r.t.services.poller.pollOnce();
+const poll = (r: Rig) => pollDue(r.t);
 
 async function events(r: Rig): Promise<Json[]> {
   return (await request(r.t.app).get('/v1/events').set('X-API-Key', keys.ana).expect(200)).body;
@@ -111,7 +112,8 @@ describe('a device left out of listings', () => {
     rewrite(r, frontCounter, () => null);
     await poll(r);
     r.t.clock.advance(weekMs + 60_000);
-    await poll(r); // the round's housekeeping prunes rows missing past the retention
+    await poll(r);
+    await r.t.services.retention.runOnce(); // the sweep prunes rows missing past the retention
     expect(await snapshotOf(r, frontCounter)).toBeUndefined();
     r.upClock.advance(fiveMinutes);
     rewrite(r, frontCounter, null);

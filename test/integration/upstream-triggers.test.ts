@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { hashKey } from '../../src/auth/keys.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { testEngine } from '../helpers/engine.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { sample, scrape } from '../helpers/metrics.js';
@@ -134,7 +135,7 @@ describe('enrolment and transitions', () => {
     await request(r.t.app).get('/v1/triggers/device-status').set('Authorization', `Bearer ${keys.ana}`).expect(200, []);
     expect(r.upstream.callsTo('/devices')).toHaveLength(2);
     // Nothing changed upstream: a poll round emits nothing.
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 0 });
     const poll = r.upstream.callsTo('/devices')[1]!;
     expect(poll).toMatchObject({ query: { page: '1', page_size: '1000' }, authorization: `Bearer ${keys.ana}` });
     expect(poll.requestId).toEqual(expect.stringMatching(/\S/));
@@ -151,13 +152,13 @@ describe('enrolment and transitions', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     // The request holds the key's lease for its baseline: a round now does not poll it beside it
     // (before, both polled and one of them failed with "poll outlived its lease").
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 0, events: 0, failed: 0 });
     expect(await enrolled).toBe(200);
     expect((await watchRow(r))?.baseline_at).toEqual(expect.any(Number));
     expect(r.upstream.callsTo('/devices').filter((c) => c.query.page_size === '1000')).toHaveLength(1);
     // Recorded, the lease is let go: the next round polls the key.
     r.upstream.failAlways(null);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 0 });
   });
 
   test('a device going offline upstream and coming back gives one signed webhook each', async () => {
@@ -170,7 +171,7 @@ describe('enrolment and transitions', () => {
     // poll's time, docs/triggers.md.)
     const silentSince = formatMicros((r.upClock.now() - fiveMinutes - 1000) * 1000);
     await r.upstream.inner.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', silentSince, frontCounter);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 1, failed: 0 });
     expect(await r.t.services.deliverer.drain()).toBe(1);
     expect(r.receiver.received).toHaveLength(1);
     const offline = verified(hook.secret, 0, r);
@@ -183,11 +184,11 @@ describe('enrolment and transitions', () => {
     expect(offline.timestamp).toBe(offline.data.occurred_at);
 
     // A further round with nothing new emits nothing and sends nothing.
-    expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toMatchObject({ events: 0, failed: 0 });
     expect(await r.t.services.deliverer.drain()).toBe(0);
 
     const fresh = await heartbeat(r, frontCounter);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 1, failed: 0 });
     await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(2);
     const online = verified(hook.secret, 1, r);
@@ -213,7 +214,7 @@ describe('enrolment and transitions', () => {
     const hook = await subscribe(r);
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
     r.upClock.advance(fiveMinutes);
-    await r.t.services.poller.pollOnce();
+    await pollDue(r.t);
     await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(1); // every table has rows: watch, snapshot, event, delivery, attempt
 
@@ -274,7 +275,7 @@ describe('keys the upstream rejects', () => {
     const hook = await subscribe(r);
     r.upstream.failAlways({ pathPrefix: '/devices', status: 401, body: { message: 'Key revoked' } });
 
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 1 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 1 });
     expect((await watchRow(r))?.paused_reason).toContain('Key revoked');
 
     // The rejection is remembered for the verdict TTL: answered locally, not re-sent upstream.
@@ -299,14 +300,14 @@ describe('keys the upstream rejects', () => {
     // Paused: later rounds leave the upstream alone (meanwhile the device goes offline upstream).
     r.upClock.advance(fiveMinutes);
     const devicesCalls = r.upstream.callsTo('/devices').length;
-    for (let i = 0; i < 3; i += 1) expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    for (let i = 0; i < 3; i += 1) expect(await pollDue(r.t)).toEqual({ keys: 0, events: 0, failed: 0 });
     expect(r.upstream.callsTo('/devices')).toHaveLength(devicesCalls);
 
     // A trigger call while the upstream still refuses the key relays the 401 and keeps everything paused.
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
     expect((await watchRow(r))?.paused_reason).toContain('Key revoked');
     expect((await r.t.services.hooks.get(hashKey(keys.ana), hook.id)).status).toBe('paused');
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 0, events: 0, failed: 0 });
 
     // The upstream accepts the key again: the next trigger call (after the verdict TTL) resumes the watch.
     r.upstream.failAlways(null);
@@ -317,7 +318,7 @@ describe('keys the upstream rejects', () => {
     expect(resumed.body).toEqual([expect.objectContaining({ id: hook.id, status: 'active', status_reason: null })]);
 
     // Polling goes on, and the transition that happened while paused is not lost.
-    expect(await r.t.services.poller.pollOnce()).toMatchObject({ keys: 1, failed: 0 });
+    expect(await pollDue(r.t)).toMatchObject({ keys: 1, failed: 0 });
     await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(1);
     expect(verified(hook.secret, 0, r)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
@@ -329,7 +330,7 @@ describe('keys the upstream rejects', () => {
     r.upClock.advance(fiveMinutes);
     r.upstream.failAlways({ pathPrefix: '/devices', status: 503, body: { message: 'Service unavailable' } });
 
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 1 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 1 });
     expect(r.upstream.callsTo('/devices').length).toBeGreaterThanOrEqual(2); // the baseline + the failed round
     expect((await watchRow(r))?.paused_reason).toBeNull();
     const listed = await request(r.t.app).get('/v1/hooks').set('X-API-Key', keys.ana).expect(200);
@@ -337,7 +338,7 @@ describe('keys the upstream rejects', () => {
     expect(await r.t.services.deliverer.drain()).toBe(0);
 
     r.upstream.failAlways(null);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 1, failed: 0 });
     await r.t.services.deliverer.drain();
     expect(r.receiver.received).toHaveLength(1);
     expect(verified(hook.secret, 0, r)).toMatchObject({ type: 'device.offline', data: { device: { id: frontCounter } } });
@@ -353,7 +354,7 @@ describe('keys the upstream rejects', () => {
     // Remembered for the verdict TTL: the second call is answered without the upstream.
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(401, { message: 'Key revoked' });
     expect(r.upstream.callsTo('/devices')).toHaveLength(1);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 0, events: 0, failed: 0 });
     expect(r.upstream.callsTo('/devices')).toHaveLength(1);
   });
 
@@ -370,7 +371,7 @@ describe('keys the upstream rejects', () => {
     const r = await rig();
     await request(r.t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.anaMenuOnly).expect(403, { message: 'Invalid scopes' });
     expect(await watchRow(r, keys.anaMenuOnly)).toBeUndefined();
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 0, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 0, events: 0, failed: 0 });
   });
 });
 
@@ -402,7 +403,7 @@ describe('paging', () => {
 
     for (let round = 0; round < 10; round += 1) {
       r.upstream.calls.length = 0;
-      expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+      expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 0 });
       const calls = r.upstream.callsTo('/devices');
       expect(calls).toHaveLength(3);
       expect(pagesOf(calls)).toEqual(['1', '2', '3']);
@@ -423,7 +424,7 @@ describe('paging', () => {
     // Now page 2 is slow: the background baseline writes page 1's slice, then another replica
     // takes the key over (this poll's lease ran out) before page 2 arrives.
     r.upstream.failAlways({ pathPrefix: '/devices', page: '2', delayMs: 1500 });
-    const round = r.t.services.poller.pollOnce();
+    const round = pollDue(r.t);
     const count = async () => Number(await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', keyHash));
     for (let i = 0; i < 100 && (await count()) < 1000; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await count()).toBe(1000);
@@ -446,7 +447,7 @@ describe('paging', () => {
     // Every device goes offline before the next poll: still a baseline, so nothing is emitted.
     r.upstream.failAlways(null);
     r.upClock.advance(fiveMinutes + 1000);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 0 });
     expect(await r.t.value('SELECT count(*) FROM device_snapshots WHERE key_hash = ?', hashKey(keys.ana))).toBe(2500);
     expect(await r.t.value("SELECT count(*) FROM device_snapshots WHERE status = 'offline'")).toBe(2500);
     expect((await watchRow(r))?.baseline_at).toEqual(expect.any(Number));
@@ -454,7 +455,7 @@ describe('paging', () => {
 
     // From here on, changes are events as usual.
     await heartbeat(r, 'c0:ff:ee:00:09:c3');
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 1, failed: 0 });
   });
 });
 
@@ -487,7 +488,7 @@ describe('an invalid upstream record is never an event', () => {
     r.upClock.advance(fiveMinutes);
     breakScreenB(r);
     const before = sample((await scrape(r.t.app)).samples, 'upstream_records_rejected_total', { area: 'device', resource: 'device' });
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 1, failed: 0 });
     expect(await eventsOf(r)).toEqual([['device.offline', screenA]]);
     expect(warned(lines)).toEqual([
       expect.objectContaining({ level: 40, area: 'device', resource: 'device', id: screenB.toUpperCase(), field: 'last_heartbeat_at' }),
@@ -508,7 +509,7 @@ describe('an invalid upstream record is never an event', () => {
     // B comes back valid with its old status (a fresh heartbeat: online): nothing to tell.
     await heartbeat(r, screenB);
     r.upstream.rewriteDevice = null;
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 0 });
     expect(await snapshotRows(r)).toEqual([
       { device_id: screenA, status: 'offline' },
       { device_id: screenB, status: 'online' },
@@ -518,9 +519,9 @@ describe('an invalid upstream record is never an event', () => {
     // (from its last valid status) is one event, not lost as a new baseline.
     breakScreenB(r);
     r.upClock.advance(fiveMinutes);
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 0, failed: 0 });
     r.upstream.rewriteDevice = null;
-    expect(await r.t.services.poller.pollOnce()).toEqual({ keys: 1, events: 1, failed: 0 });
+    expect(await pollDue(r.t)).toEqual({ keys: 1, events: 1, failed: 0 });
     expect(await eventsOf(r)).toEqual([
       ['device.offline', screenB],
       ['device.offline', screenA],
@@ -540,8 +541,8 @@ describe('an invalid upstream record is never an event', () => {
     const before = await rejected();
 
     breakScreenB(r);
-    await r.t.services.poller.pollOnce();
-    await r.t.services.poller.pollOnce();
+    await pollDue(r.t);
+    await pollDue(r.t);
     expect(logged()).toEqual([[screenB.toUpperCase(), 'last_heartbeat_at']]);
     expect(await rejected()).toBe(before + 2);
 
@@ -551,8 +552,8 @@ describe('an invalid upstream record is never an event', () => {
       if (id === screenB) return { ...d, last_heartbeat_at: impossible };
       return id === screenA ? { ...d, name: null } : d;
     };
-    await r.t.services.poller.pollOnce();
-    await r.t.services.poller.pollOnce();
+    await pollDue(r.t);
+    await pollDue(r.t);
     expect(logged()).toEqual([
       [screenB.toUpperCase(), 'last_heartbeat_at'],
       [screenA.toUpperCase(), 'name'],
@@ -561,14 +562,14 @@ describe('an invalid upstream record is never an event', () => {
 
     // Ten minutes after its line, a record still invalid is logged again.
     r.t.clock.advance(10 * 60_000);
-    await r.t.services.poller.pollOnce();
+    await pollDue(r.t);
     expect(logged()).toHaveLength(4);
     expect(logged().slice(2).sort()).toEqual([
       [screenA.toUpperCase(), 'name'],
       [screenB.toUpperCase(), 'last_heartbeat_at'],
     ]);
     expect(await rejected()).toBe(before + 8);
-    expect(await r.t.services.poller.pollOnce()).toMatchObject({ events: 0, failed: 0 });
+    expect(await pollDue(r.t)).toMatchObject({ events: 0, failed: 0 });
     expect(logged()).toHaveLength(4);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { Receiver } from '../helpers/receiver.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -22,7 +23,7 @@ test('a device going offline reaches a subscribed receiver as one signed webhook
   expect(created.body.secret).toMatch(/^whsec_/);
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200, []);
   t.clock.advance(5 * 60_000);
-  const polled = await t.services.poller.pollOnce();
+  const polled = await pollDue(t);
   expect(polled.events).toBe(1);
   await t.services.deliverer.drain();
   expect(receiver.received).toHaveLength(1);

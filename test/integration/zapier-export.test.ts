@@ -14,6 +14,7 @@ import { loadManifest } from '../../src/manifest/load.js';
 import { demoDatasetPath, projectRoot } from '../../src/paths.js';
 import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pollDue } from '../helpers/poll.js';
 import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-connector.js';
 import { findNode22 } from '../helpers/node22.js';
 import { ensureBuild } from '../helpers/processes.js';
@@ -395,9 +396,9 @@ describe('run by zapier-platform-core against the connector', () => {
     expect(hooks.body).toEqual([expect.objectContaining({ id: hook.id, target_url: receiver.url })]);
 
     // The first poll after subscribing is the baseline; then Front counter times out.
-    await t.services.poller.pollOnce();
+    await pollDue(t);
     t.clock.advance(t.config.HEARTBEAT_TIMEOUT_MS);
-    expect((await t.services.poller.pollOnce()).events).toBeGreaterThan(0);
+    expect((await pollDue(t)).events).toBeGreaterThan(0);
     await t.services.deliverer.drain();
     expect(receiver.received).toHaveLength(1);
     const delivery = receiver.received[0]!;
@@ -458,7 +459,7 @@ describe('run by zapier-platform-core against the connector', () => {
       for (const sample of samples) expect(sample).toMatchObject({ type: 'device.offline', sample: true });
 
       fresh.clock.advance(fresh.config.HEARTBEAT_TIMEOUT_MS);
-      expect((await fresh.services.poller.pollOnce()).events).toBeGreaterThan(0);
+      expect((await pollDue(fresh)).events).toBeGreaterThan(0);
       const events = await appTester(polling.perform, bundle({ inputData: onlyFront }));
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({
@@ -485,7 +486,7 @@ describe('run by zapier-platform-core against the connector', () => {
 
       // Front counter comes back: the online polling trigger sees it.
       await fresh.all('UPDATE devices SET last_heartbeat_at = ? WHERE id = ?', formatMicros(fresh.clock.now() * 1000), frontCounter);
-      await fresh.services.poller.pollOnce();
+      await pollDue(fresh);
       const online = await appTester(App.triggers.device_online_polling.operation.perform, bundle({ inputData: { device_ids: frontCounter } }));
       expect(online).toEqual([expect.objectContaining({ type: 'device.online', status: 'online', device: expect.objectContaining({ id: frontCounter }) })]);
     } finally {
