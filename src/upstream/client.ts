@@ -47,6 +47,11 @@ export interface UpstreamRequest<T> {
    */
   signal?: AbortSignal;
   schema: z.ZodType<T, unknown>;
+  /**
+   * A hand-checked parse of the common case (fast-devices.ts): what `schema` would return, or
+   * undefined whenever anything is off, and `schema` judges the answer then.
+   */
+  fast?: (json: unknown) => T | undefined;
 }
 
 export interface UpstreamResponse<T> {
@@ -222,6 +227,8 @@ export class UpstreamClient {
       this.options.logger.warn({ area: this.options.area, route: request.path, requestId: request.requestId }, 'upstream body is not JSON');
       throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
+    const quick = request.fast?.(json);
+    if (quick !== undefined) return quick;
     const { result: parsed, rejected } = collectRejected(() => request.schema.safeParse(json));
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`);
