@@ -277,6 +277,11 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE device_snapshots ADD COLUMN last_event_at TEXT;
   CREATE INDEX device_snapshots_missing ON device_snapshots(missing_since) WHERE missing_since IS NOT NULL;
   `,
+  () => `
+  -- A digest of the statuses in a small key's snapshot (docs/triggers.md): a poll whose listing has
+  -- the same digest changed nothing, and reads no snapshot row. NULL: compare row by row.
+  ALTER TABLE watches ADD COLUMN snapshot_digest TEXT;
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {
