@@ -8,7 +8,8 @@ import type { Metrics, UpstreamOutcome } from '../metrics/metrics.js';
 import { outcomeOf, statusOutcome, tagged } from '../metrics/upstream-outcome.js';
 import { collectRejected } from './rejected.js';
 import { RejectedLog, rejectedLogMaxRecords } from './rejected-log.js';
-import { BodyTooLargeError, discard, readLimited } from './body.js';
+import { BodyTooLargeError, discard } from './body.js';
+import { fetchTransport, httpTransport, type Transport, type TransportAnswer } from './transport.js';
 
 export interface UpstreamClientOptions {
   /** Base URL without a trailing slash. */
@@ -19,7 +20,7 @@ export interface UpstreamClientOptions {
   retries: number;
   logger: Logger;
   clock: Clock;
-  /** Injected for tests; defaults to the global fetch. */
+  /** Injected for tests; by default the calls go over node:http(s) with keep-alive (transport.ts). */
   fetch?: typeof fetch;
   /** Base of the exponential backoff between attempts (default 100 ms). */
   backoffMs?: number;
@@ -91,9 +92,11 @@ class RetryableError extends Error {
 export class UpstreamClient {
   private lastAnswerAt = -Infinity;
   private readonly rejectedLog: RejectedLog;
+  private readonly transport: Transport;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.rejectedLog = new RejectedLog(options.clock);
+    this.transport = options.fetch ? fetchTransport(options.fetch) : httpTransport();
   }
 
   /** Milliseconds since the upstream last answered anything (even an error status). */
@@ -169,15 +172,12 @@ export class UpstreamClient {
     if (this.options.area === 'device') headers.authorization = `Bearer ${request.key}`;
     else headers['x-api-key'] = request.key;
     if (request.forwardedFor) headers['x-forwarded-for'] = request.forwardedFor;
-    const doFetch = this.options.fetch ?? fetch;
-    let response: Response;
-    let text: string;
-    let bytes: number;
+    let response: TransportAnswer;
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     try {
-      response = await doFetch(url, { headers, redirect: 'manual', signal: request.signal ? AbortSignal.any([timeout, request.signal]) : timeout });
-      this.lastAnswerAt = this.options.clock.now();
-      ({ text, bytes } = await readLimited(response, this.options.maxBodyBytes ?? defaultMaxBodyBytes));
+      const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
+      const answered = () => (this.lastAnswerAt = this.options.clock.now());
+      response = await this.transport(url, headers, signal, this.options.maxBodyBytes ?? defaultMaxBodyBytes, answered);
     } catch (err) {
       // Stopped by the caller: no further attempt (pRetry rethrows the original error).
       if (request.signal?.aborted) throw new AbortError(err as Error);
@@ -188,11 +188,12 @@ export class UpstreamClient {
       const name = (err as Error).name;
       if (name === 'TimeoutError' || name === 'AbortError') throw tagged(new RetryableError('timed out', 'timeout'), 'timeout');
       // The code (ECONNREFUSED…), not the message: messages of URL errors carry the URL.
-      const code = ((err as { cause?: { code?: unknown } }).cause?.code ?? name) as string;
+      const code = ((err as { code?: unknown }).code ?? (err as { cause?: { code?: unknown } }).cause?.code ?? name) as string;
       throw tagged(new RetryableError(`network error: ${code}`, 'unavailable'), 'network');
     }
+    const { text, bytes } = response;
     if (response.status === 429 || response.status >= 500) {
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.options.clock.now());
+      const retryAfterMs = parseRetryAfter(response.header('retry-after'), this.options.clock.now());
       if (retryAfterMs !== undefined && retryAfterMs > this.options.timeoutMs) {
         throw tagged(
           new AbortError(
