@@ -282,6 +282,11 @@ export const migrations: Array<(t: Types) => string> = [
   -- attempt and its latest ones; how many went between them is counted here.
   ALTER TABLE deliveries ADD COLUMN attempts_dropped INTEGER NOT NULL DEFAULT 0;
   `,
+  () => `
+  -- A digest of the statuses in a small key's snapshot (docs/triggers.md): a poll whose listing has
+  -- the same digest changed nothing, and reads no snapshot row. NULL: compare row by row.
+  ALTER TABLE watches ADD COLUMN snapshot_digest TEXT;
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

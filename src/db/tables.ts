@@ -76,6 +76,8 @@ export interface Tables {
     /** A replica polling the key holds it until then (0 = free). */
     leased_until: Generated<number>;
     lease_owner: string | null;
+    /** The digest of the statuses in the key's snapshot when it is small (poll-comparison.ts); null: none. */
+    snapshot_digest: string | null;
   };
   device_snapshots: {
     key_hash: string;

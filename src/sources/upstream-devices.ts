@@ -4,6 +4,7 @@ import { callerOf, upstreamCall } from './upstream-call.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { KeyVerdicts } from '../upstream/key-verdicts.js';
 import { deviceSchema, devicePageSchema } from '../upstream/schemas.js';
+import { fastDevice, fastDevicePage } from '../upstream/fast-devices.js';
 import type { Device, DevicePage, DeviceQuery, DeviceSource, Principal } from './types.js';
 
 /**
@@ -23,7 +24,7 @@ export function upstreamDeviceSource(client: UpstreamClient, verdicts: KeyVerdic
         page_size: String(query.pageSize),
       };
       return cached(principal, `devices?${new URLSearchParams(clean(params))}`, () =>
-        client.get({ path: '/devices', query: params, key: principal.key, ...callerOf(principal), schema: devicePageSchema }),
+        client.get({ path: '/devices', query: params, key: principal.key, ...callerOf(principal), schema: devicePageSchema, fast: fastDevicePage }),
       );
     },
     pages(principal: Principal, pageSize: number): AsyncIterable<Device[]> {
@@ -32,7 +33,7 @@ export function upstreamDeviceSource(client: UpstreamClient, verdicts: KeyVerdic
     get(principal: Principal, id: string): Promise<Device> {
       const lower = id.toLowerCase();
       return cached(principal, `device/${lower}`, () =>
-        client.get({ path: '/devices/:id', params: { id: lower }, key: principal.key, ...callerOf(principal), schema: deviceSchema }),
+        client.get({ path: '/devices/:id', params: { id: lower }, key: principal.key, ...callerOf(principal), schema: deviceSchema, fast: fastDevice }),
       );
     },
   };

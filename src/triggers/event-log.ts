@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
 import { inSlices } from '../db/slices.js';
-import { watchWrites, type PollLease } from './watches.js';
+import { watchWrites, type DigestChange, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
 import { eventTypes, type DeviceEvent, type EventType } from './transitions.js';
@@ -29,6 +29,8 @@ export interface SnapshotChanges {
   vanished: readonly string[];
   /** Snapshot rows the poll wrote in all, `changed` and a baseline's earlier slices (for the planner's statistics). */
   written: number;
+  /** The snapshot's digest after the poll, and the one it was found unchanged from (DigestChange). */
+  digest: DigestChange;
 }
 
 export interface RecentFilter {
@@ -70,11 +72,11 @@ export class EventLog {
     const now = this.clock.now();
     if (!baseline && changes.changed.length === 0 && changes.vanished.length === 0 && events.length === 0) {
       // Nothing changed (most polls of a live fleet): one statement, the key's schedule.
-      await watchWrites.finishPoll(this.db.kysely, keyHash, lease, null);
+      await watchWrites.finishPoll(this.db.kysely, keyHash, lease, null, changes.digest);
       return [];
     }
     const fresh = await this.db.transaction(async (trx) => {
-      await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null);
+      await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null, changes.digest);
       await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now, this.deliveries.queue) : [];
     });

@@ -36,7 +36,9 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
   // Page by page (keyset pages on the embedded store, pages as they arrive upstream), each
   // compared with the snapshot rows of its own devices: a poll holds one page, what changed
   // and the ids it saw, never a key's whole device list or snapshot (PollComparison).
-  const comparison = new PollComparison<DeviceState>(deps.snapshots, watch.key_hash, deps.heartbeatTimeoutMs, owner);
+  // A small key's listing with the digest of its snapshot changed nothing: no snapshot row is read.
+  const digest = baseline ? null : watch.snapshot_digest;
+  const comparison = new PollComparison<DeviceState>(deps.snapshots, watch.key_hash, deps.heartbeatTimeoutMs, owner, digest);
   let events: DeviceEvent[] = [];
   let vanished: string[];
   let askedAt: number;
@@ -82,7 +84,7 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
     throw err;
   }
   try {
-    const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished };
+    const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished, digest: comparison.digestChange };
     const fresh = await log.record(watch.key_hash, changes, events, baseline, {
       owner,
       nextPollAt: Math.max(started, askedAt) + deps.intervalMs,

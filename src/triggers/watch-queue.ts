@@ -9,9 +9,11 @@ export interface Watch {
   key_cipher: string | null;
   baseline_at: number | null;
   paused_reason: string | null;
+  /** The digest of the statuses in the key's snapshot, when it has one (poll-comparison.ts). */
+  snapshot_digest: string | null;
 }
 
-export const watchColumns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason'] as const;
+export const watchColumns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason', 'snapshot_digest'] as const;
 
 /** What a claim takes: at most `limit` keys, leased for `leaseMs`. */
 export interface WatchClaim {

@@ -29,6 +29,14 @@ export interface RequestLease {
   leaseMs: number;
 }
 
+/** The key's snapshot digest as a poll leaves it. */
+export interface DigestChange {
+  /** The digest after the poll; null: none (a big key, or records that could not be read). */
+  next: string | null;
+  /** The poll found nothing changed because its listing had this digest, the key's: recorded only while the key still has it. */
+  unchangedFrom?: string;
+}
+
 /** Where the poll that produced a record leaves the key's schedule. */
 export interface PollLease {
   /** The replica's lease id; null when the poll was not leased (a request enrolling the key). */
@@ -51,16 +59,25 @@ export class LeaseLostError extends Error {
 export const watchWrites = {
   /**
    * A poll's end: the key's next poll is scheduled and its lease let go (with the baseline's
-   * time on a first poll). Throws LeaseLostError when the lease is no longer this replica's.
+   * time on a first poll), and the digest of its snapshot is set to `digest.next`. Throws
+   * LeaseLostError when the lease is no longer this replica's, or when the poll found nothing
+   * changed from the digest alone (`digest.unchangedFrom`) and the key's digest is another by now.
    */
-  async finishPoll(trx: Kysely<Tables>, keyHash: string, lease: PollLease, baselineAt: number | null): Promise<void> {
+  async finishPoll(trx: Kysely<Tables>, keyHash: string, lease: PollLease, baselineAt: number | null, digest: DigestChange): Promise<void> {
     const schedule = await trx
       .updateTable('watches')
-      .set({ next_poll_at: lease.nextPollAt, leased_until: 0, lease_owner: null, ...(baselineAt !== null ? { baseline_at: baselineAt } : {}) })
+      .set({
+        next_poll_at: lease.nextPollAt,
+        leased_until: 0,
+        lease_owner: null,
+        snapshot_digest: digest.next,
+        ...(baselineAt !== null ? { baseline_at: baselineAt } : {}),
+      })
       .where('key_hash', '=', keyHash)
       .$if(lease.owner !== null, (q) => q.where('lease_owner', '=', lease.owner))
+      .$if(digest.unchangedFrom !== undefined, (q) => q.where('snapshot_digest', '=', digest.unchangedFrom!))
       .executeTakeFirst();
-    if (lease.owner !== null && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
+    if ((lease.owner !== null || digest.unchangedFrom !== undefined) && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
   },
 
   /**
@@ -191,7 +208,7 @@ export class WatchStore {
   }
 
   /** The upstream key of a watch, unsealed for one poll. */
-  key(watch: Watch): string {
+  key(watch: Pick<Watch, 'key_cipher'> & Partial<Watch>): string {
     return watch.key_cipher ? this.box.open(watch.key_cipher) : '';
   }
 

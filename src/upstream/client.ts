@@ -8,7 +8,8 @@ import type { Metrics, UpstreamOutcome } from '../metrics/metrics.js';
 import { outcomeOf, statusOutcome, tagged } from '../metrics/upstream-outcome.js';
 import { collectRejected } from './rejected.js';
 import { RejectedLog, rejectedLogMaxRecords } from './rejected-log.js';
-import { BodyTooLargeError, discard, readLimited } from './body.js';
+import { BodyTooLargeError, discard } from './body.js';
+import { fetchTransport, httpTransport, type Transport, type TransportAnswer } from './transport.js';
 
 export interface UpstreamClientOptions {
   /** Base URL without a trailing slash. */
@@ -19,7 +20,7 @@ export interface UpstreamClientOptions {
   retries: number;
   logger: Logger;
   clock: Clock;
-  /** Injected for tests; defaults to the global fetch. */
+  /** Injected for tests; by default the calls go over node:http(s) with keep-alive (transport.ts). */
   fetch?: typeof fetch;
   /** Base of the exponential backoff between attempts (default 100 ms). */
   backoffMs?: number;
@@ -47,6 +48,11 @@ export interface UpstreamRequest<T> {
    */
   signal?: AbortSignal;
   schema: z.ZodType<T, unknown>;
+  /**
+   * A hand-checked parse of the common case (fast-devices.ts): what `schema` would return, or
+   * undefined whenever anything is off, and `schema` judges the answer then.
+   */
+  fast?: (json: unknown) => T | undefined;
 }
 
 export interface UpstreamResponse<T> {
@@ -86,9 +92,11 @@ class RetryableError extends Error {
 export class UpstreamClient {
   private lastAnswerAt = -Infinity;
   private readonly rejectedLog: RejectedLog;
+  private readonly transport: Transport;
 
   constructor(private readonly options: UpstreamClientOptions) {
     this.rejectedLog = new RejectedLog(options.clock);
+    this.transport = options.fetch ? fetchTransport(options.fetch) : httpTransport();
   }
 
   /** Milliseconds since the upstream last answered anything (even an error status). */
@@ -164,15 +172,12 @@ export class UpstreamClient {
     if (this.options.area === 'device') headers.authorization = `Bearer ${request.key}`;
     else headers['x-api-key'] = request.key;
     if (request.forwardedFor) headers['x-forwarded-for'] = request.forwardedFor;
-    const doFetch = this.options.fetch ?? fetch;
-    let response: Response;
-    let text: string;
-    let bytes: number;
+    let response: TransportAnswer;
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     try {
-      response = await doFetch(url, { headers, redirect: 'manual', signal: request.signal ? AbortSignal.any([timeout, request.signal]) : timeout });
-      this.lastAnswerAt = this.options.clock.now();
-      ({ text, bytes } = await readLimited(response, this.options.maxBodyBytes ?? defaultMaxBodyBytes));
+      const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
+      const answered = () => (this.lastAnswerAt = this.options.clock.now());
+      response = await this.transport(url, headers, signal, this.options.maxBodyBytes ?? defaultMaxBodyBytes, answered);
     } catch (err) {
       // Stopped by the caller: no further attempt (pRetry rethrows the original error).
       if (request.signal?.aborted) throw new AbortError(err as Error);
@@ -183,11 +188,12 @@ export class UpstreamClient {
       const name = (err as Error).name;
       if (name === 'TimeoutError' || name === 'AbortError') throw tagged(new RetryableError('timed out', 'timeout'), 'timeout');
       // The code (ECONNREFUSED…), not the message: messages of URL errors carry the URL.
-      const code = ((err as { cause?: { code?: unknown } }).cause?.code ?? name) as string;
+      const code = ((err as { code?: unknown }).code ?? (err as { cause?: { code?: unknown } }).cause?.code ?? name) as string;
       throw tagged(new RetryableError(`network error: ${code}`, 'unavailable'), 'network');
     }
+    const { text, bytes } = response;
     if (response.status === 429 || response.status >= 500) {
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), this.options.clock.now());
+      const retryAfterMs = parseRetryAfter(response.header('retry-after'), this.options.clock.now());
       if (retryAfterMs !== undefined && retryAfterMs > this.options.timeoutMs) {
         throw tagged(
           new AbortError(
@@ -222,6 +228,8 @@ export class UpstreamClient {
       this.options.logger.warn({ area: this.options.area, route: request.path, requestId: request.requestId }, 'upstream body is not JSON');
       throw tagged(new AbortError(new AppError('upstream_unavailable', 'Upstream unavailable')), 'invalid_body');
     }
+    const quick = request.fast?.(json);
+    if (quick !== undefined) return quick;
     const { result: parsed, rejected } = collectRejected(() => request.schema.safeParse(json));
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`);

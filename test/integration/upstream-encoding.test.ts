@@ -1,0 +1,95 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import request from 'supertest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { keys } from '../fixtures/catalog.js';
+
+/**
+ * Compressed upstream answers (docs/upstream.md): the connector asks for gzip, deflate or br, as
+ * a browser's fetch does, and reads what a real local upstream sends in any of them, or plain;
+ * the body limit counts the bytes once decoded.
+ */
+const device = {
+  id: 'AA:00:00:00:00:01',
+  name: 'Lobby',
+  timezone: 'Europe/Berlin',
+  screen_resolution: '1920x1080',
+  screen_orientation: 'normal',
+  registered_at: '2025-01-01T00:00:00.000000Z',
+  published_at: null,
+  last_heartbeat_at: '2026-11-27T16:00:00.123456Z',
+  is_online: true,
+  offline_startup: false,
+  offline_startup_delay_minutes: 0,
+  open_dev_tools: false,
+  display_connected: true,
+  connection_type: 'wifi',
+  wifi_ssid: 'Fleet',
+  wifi_signal_strength: -55,
+  updated_at: '2025-01-01T00:00:00.000000Z',
+  created_at: '2025-01-01T00:00:00.000000Z',
+};
+const page = JSON.stringify({ total: 1, data: [device] });
+const encoders: Record<string, (b: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+
+let upstream: Server;
+let baseUrl = '';
+let encoding = 'identity';
+let body = page;
+const asked: IncomingHttpHeaders[] = [];
+const apps: TestApp[] = [];
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    asked.push(req.headers);
+    const raw = Buffer.from(body);
+    const sent = encoding === 'identity' ? raw : encoders[encoding]!(raw);
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      ...(encoding === 'identity' ? {} : { 'content-encoding': encoding }),
+      'content-length': sent.length,
+    });
+    res.end(sent);
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+});
+
+afterEach(async () => {
+  for (const t of apps.splice(0)) await t.close();
+  asked.length = 0;
+  body = page;
+});
+
+afterAll(async () => {
+  upstream.closeAllConnections();
+  await new Promise<void>((resolve) => upstream.close(() => resolve()));
+});
+
+async function devices(): Promise<request.Response> {
+  const t = await buildTestApp({ env: { DEVICE_API_URL: baseUrl, UPSTREAM_RETRIES: '0', DEVICE_CACHE_TTL_MS: '0' } });
+  apps.push(t);
+  return request(t.app).get('/devices').set('Authorization', `Bearer ${keys.ana}`);
+}
+
+describe('compressed upstream answers', () => {
+  test.each(['identity', 'gzip', 'deflate', 'br'])('%s: the devices are read', async (name) => {
+    encoding = name;
+    const res = await devices();
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(1);
+    expect(res.body.data[0].id).toBe('AA:00:00:00:00:01');
+    expect(asked[0]!['accept-encoding']).toBe('gzip, deflate, br');
+  });
+
+  test('a compressed answer past the limit once decoded is 502, whatever its compressed size', async () => {
+    encoding = 'gzip';
+    // 40 MiB of spaces inside the JSON: about 40 KB compressed.
+    body = `{"total":1,"data":[${JSON.stringify(device)}],"pad":"${' '.repeat(40 * 1024 * 1024)}"}`;
+    const res = await devices();
+    expect(res.status).toBe(502);
+    expect(asked).toHaveLength(1);
+  });
+});
