@@ -4,7 +4,7 @@ import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
-import { watchColumns as columns, watchedAt, type Watch, type WatchQueue } from './watch-queue.js';
+import { watchColumns as columns, watchedAt, type Watch, type WatchClaim, type WatchQueue } from './watch-queue.js';
 import type { RequestWaits } from '../db/wait-budget.js';
 import { requestView } from '../db/request-view.js';
 
@@ -180,7 +180,7 @@ export class WatchStore {
    * with an active hook or a trigger call in the last day, not leased by another replica, and
    * (unless `all`) due (`WatchQueue.claimDue`).
    */
-  claim(owner: string, options: { limit: number; leaseMs: number; all?: boolean }): Promise<Watch[]> {
+  claim(owner: string, options: WatchClaim): Promise<Watch[]> {
     return this.queue.claimDue(owner, this.clock.now(), options);
   }
 
