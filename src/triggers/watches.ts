@@ -178,7 +178,7 @@ export class WatchStore {
   /**
    * Leases up to `limit` watched keys to `owner` until `leaseMs` from now: keys not paused,
    * with an active hook or a trigger call in the last day, not leased by another replica, and
-   * (unless `all`) due (`WatchQueue.claimDue`).
+   * due (`WatchQueue.claimDue`).
    */
   claim(owner: string, options: WatchClaim): Promise<Watch[]> {
     return this.queue.claimDue(owner, this.clock.now(), options);
