@@ -3,9 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
-import type { DeviceEvent } from '../../src/catalog/event.js';
-import { queueDeliveries } from '../../src/webhooks/fan-out.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { queueOfflineEvents } from '../helpers/queued-events.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
 /**
@@ -27,30 +26,8 @@ const keyHash = hashKey(keys.ana);
 
 /** `count` events of one device, logged now and fanned out to the key's hooks. */
 async function queue(device: string, count: number, tag: string): Promise<void> {
-  const now = t.clock.now();
-  const events = Array.from({ length: count }, (_, i) => ({
-    id: `evt_${tag}_${i}`,
-    type: 'device.offline',
-    device: { id: device },
-  })) as unknown as DeviceEvent[];
-  await t.db.transaction(async (trx) => {
-    const rows = await trx
-      .insertInto('events')
-      .values(
-        events.map((e) => ({
-          id: e.id,
-          key_hash: keyHash,
-          type: e.type,
-          device_id: device,
-          occurred_at: '2026-06-01T12:00:00.000000Z',
-          payload: '{}',
-          created_at: now,
-        })),
-      )
-      .returning(['seq', 'id'])
-      .execute();
-    await queueDeliveries(trx, keyHash, events, new Map(rows.map((r) => [r.id, Number(r.seq)])), now);
-  });
+  const ids = Array.from({ length: count }, (_, i) => `evt_${tag}_${i}`);
+  await queueOfflineEvents(t.db, keyHash, device, ids, t.clock.now());
 }
 
 const hook = async (target: string, device: string) =>

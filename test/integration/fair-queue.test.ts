@@ -8,8 +8,9 @@ import { hashKey } from '../../src/auth/keys.js';
 import type { DeviceEvent } from '../../src/catalog/event.js';
 import { openDatabase } from '../../src/db/database.js';
 import { renderMigration } from '../../src/db/migrations.js';
-import { queueDeliveries } from '../../src/webhooks/fan-out.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { queueDeliveries } from '../../src/webhooks/fan-out.js';
+import { queueOfflineEvents } from '../helpers/queued-events.js';
 import { testEngine } from '../helpers/engine.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -28,34 +29,8 @@ const keyHash = hashKey(keys.ana);
 
 /** `count` events of one device, logged now and fanned out to the key's hooks. */
 async function queue(device: string, count: number, tag: string, key = keys.ana): Promise<void> {
-  const keyHash = hashKey(key);
-  const now = t.clock.now();
-  const events = Array.from({ length: count }, (_, i) => ({
-    id: `evt_${tag}_${i}`,
-    type: 'device.offline',
-    occurred_at: '2026-06-01T12:00:00.000000Z',
-    device: { id: device },
-    previous_status: 'online',
-    status: 'offline',
-  })) as unknown as DeviceEvent[];
-  await t.db.transaction(async (trx) => {
-    const rows = await trx
-      .insertInto('events')
-      .values(
-        events.map((e) => ({
-          id: e.id,
-          key_hash: keyHash,
-          type: e.type,
-          device_id: device,
-          occurred_at: e.occurred_at,
-          payload: JSON.stringify(e),
-          created_at: now,
-        })),
-      )
-      .returning(['seq', 'id'])
-      .execute();
-    await queueDeliveries(trx, keyHash, events, new Map(rows.map((r) => [r.id, Number(r.seq)])), now);
-  });
+  const ids = Array.from({ length: count }, (_, i) => `evt_${tag}_${i}`);
+  await queueOfflineEvents(t.db, hashKey(key), device, ids, t.clock.now());
 }
 
 async function hook(path: string, device: string, key = keys.ana): Promise<string> {

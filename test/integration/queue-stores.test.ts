@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
-import type { DeviceEvent } from '../../src/catalog/event.js';
 import type { Db } from '../../src/db/database.js';
 import { byEngine } from '../../src/db/engine.js';
 import { PostgresWatchQueue } from '../../src/triggers/postgres-watch-queue.js';
@@ -12,10 +11,10 @@ import { SqliteWatchQueue } from '../../src/triggers/sqlite-watch-queue.js';
 import type { WatchQueue } from '../../src/triggers/watch-queue.js';
 import type { DeliveryStore } from '../../src/webhooks/delivery-store.js';
 import type { AttemptRecord, Due, Outcome } from '../../src/webhooks/delivery-types.js';
-import { queueDeliveries } from '../../src/webhooks/fan-out.js';
 import { PostgresDeliveryStore } from '../../src/webhooks/postgres-delivery-store.js';
 import { SqliteDeliveryStore } from '../../src/webhooks/sqlite-delivery-store.js';
 import { buildTestApp, ManualClock, sqlHelpers, type TestApp } from '../helpers/app.js';
+import { queueOfflineEvents } from '../helpers/queued-events.js';
 import { openTestDatabase } from '../helpers/engine.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 
@@ -62,34 +61,8 @@ async function hook(device: string, origin = 'http://127.0.0.1:9'): Promise<stri
 
 /** `count` events of `device`, logged now and fanned out to its hooks, as a poll does. */
 async function queue(device: string, count: number): Promise<void> {
-  const keyHash = hashKey(keys.ana);
-  const now = t.clock.now();
-  const events = Array.from({ length: count }, () => ({
-    id: `evt_${(eventCount += 1)}`,
-    type: 'device.offline',
-    occurred_at: '2026-06-01T12:00:00.000000Z',
-    device: { id: device },
-    previous_status: 'online',
-    status: 'offline',
-  })) as unknown as DeviceEvent[];
-  await t.db.transaction(async (trx) => {
-    const rows = await trx
-      .insertInto('events')
-      .values(
-        events.map((e) => ({
-          id: e.id,
-          key_hash: keyHash,
-          type: e.type,
-          device_id: device,
-          occurred_at: e.occurred_at,
-          payload: JSON.stringify(e),
-          created_at: now,
-        })),
-      )
-      .returning(['seq', 'id'])
-      .execute();
-    await queueDeliveries(trx, keyHash, events, new Map(rows.map((r) => [r.id, Number(r.seq)])), now);
-  });
+  const ids = Array.from({ length: count }, () => `evt_${(eventCount += 1)}`);
+  await queueOfflineEvents(t.db, hashKey(keys.ana), device, ids, t.clock.now());
 }
 
 /** A finished attempt of `d`. */
