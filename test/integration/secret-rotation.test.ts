@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -62,7 +62,10 @@ describe('rotating CONNECTOR_SECRET', () => {
     const upstream = await new FakeUpstream(catalog(), upClock).start();
     const receiver = await new Receiver().start();
     open.push({ close: () => upstream.stop() }, { close: () => receiver.stop() });
-    const databasePath = join(mkdtempSync(join(tmpdir(), 'connector-rotation-')), 'connector.db');
+    const dir = mkdtempSync(join(tmpdir(), 'connector-rotation-'));
+    // Last to go (the list is closed in reverse): the folder goes once the apps on it are closed.
+    open.unshift({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const databasePath = join(dir, 'connector.db');
 
     // Before: one hook (its signing secret sealed) and Ana's watched key (sealed for polling).
     const before = await connector(upstream, databasePath, { CONNECTOR_SECRET: oldSecret }, upClock);
