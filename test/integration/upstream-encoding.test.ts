@@ -5,32 +5,14 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { keys } from '../fixtures/catalog.js';
+import { upstreamDevice } from '../fixtures/upstream-device.js';
 
 /**
  * Compressed upstream answers (docs/upstream.md): the connector asks for gzip, deflate or br, as
  * a browser's fetch does, and reads what a real local upstream sends in any of them, or plain;
  * the body limit counts the bytes once decoded.
  */
-const device = {
-  id: 'AA:00:00:00:00:01',
-  name: 'Lobby',
-  timezone: 'Europe/Berlin',
-  screen_resolution: '1920x1080',
-  screen_orientation: 'normal',
-  registered_at: '2025-01-01T00:00:00.000000Z',
-  published_at: null,
-  last_heartbeat_at: '2026-11-27T16:00:00.123456Z',
-  is_online: true,
-  offline_startup: false,
-  offline_startup_delay_minutes: 0,
-  open_dev_tools: false,
-  display_connected: true,
-  connection_type: 'wifi',
-  wifi_ssid: 'Fleet',
-  wifi_signal_strength: -55,
-  updated_at: '2025-01-01T00:00:00.000000Z',
-  created_at: '2025-01-01T00:00:00.000000Z',
-};
+const device = upstreamDevice;
 const page = JSON.stringify({ total: 1, data: [device] });
 const encoders: Record<string, (b: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
 
@@ -80,7 +62,7 @@ describe('compressed upstream answers', () => {
     const res = await devices();
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(1);
-    expect(res.body.data[0].id).toBe('AA:00:00:00:00:01');
+    expect(res.body.data[0].id).toBe(upstreamDevice.id);
     expect(asked[0]!['accept-encoding']).toBe('gzip, deflate, br');
   });
 

@@ -2,32 +2,14 @@ import { describe, expect, test } from '@jest/globals';
 import { fastDevice, fastDevicePage } from '../../src/upstream/fast-devices.js';
 import { deviceSchema, devicePageSchema } from '../../src/upstream/schemas.js';
 import { collectRejected } from '../../src/upstream/rejected.js';
+import { upstreamDevice } from '../fixtures/upstream-device.js';
 
 /**
  * The hand-checked device parses must never disagree with the schema: on every input either
  * they step aside (undefined) or they return exactly what the schema returns, in the same
  * order of fields (an event's payload is the device as JSON).
  */
-const valid = {
-  id: '0A:F1:00:00:00:01',
-  name: 'Lobby',
-  timezone: 'Europe/Berlin',
-  screen_resolution: '1920x1080',
-  screen_orientation: 'normal',
-  registered_at: '2025-01-01T00:00:00.000000Z',
-  published_at: null,
-  last_heartbeat_at: '2026-11-27T16:00:00.123456Z',
-  is_online: true,
-  offline_startup: false,
-  offline_startup_delay_minutes: 0,
-  open_dev_tools: false,
-  display_connected: true,
-  connection_type: 'wifi',
-  wifi_ssid: 'Fleet',
-  wifi_signal_strength: -55,
-  updated_at: '2025-01-01T00:00:00.000000Z',
-  created_at: '2025-01-01T00:00:00.000000Z',
-};
+const valid = upstreamDevice;
 
 const fields = Object.keys(valid) as Array<keyof typeof valid>;
 const odd: unknown[] = [
