@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import type { Db } from '../db/database.js';
 import { parseIso, type Clock } from '../time/timestamps.js';
 import { AppError } from '../errors.js';
@@ -89,7 +89,7 @@ export const knownKeyTtlMs = 10 * 60_000;
  */
 export function embeddedKeyVerifier(db: Db, clock: Clock): KeyVerifier {
   type Known = { until: number; knownUntil: number; expiresAtMs: number; principal: Omit<Principal, 'key'> };
-  const verified = new LRUCache<string, Known>({ max: 10_000 });
+  const verified = boundedLru<string, Known>(10_000);
   const usable = (hit: Known, key: string, now: number): Principal => {
     if (hit.expiresAtMs <= now) throw new AppError('expired_key', 'API key expired');
     return { ...hit.principal, key };

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../time/timestamps.js';
@@ -33,7 +34,7 @@ export class FailedAttempts {
     private readonly windowMs = 60_000,
     maxClients = 50_000,
   ) {
-    this.blocked = new LRUCache({ max: maxClients });
+    this.blocked = boundedLru(maxClients);
   }
 
   /** Seconds until the client may try again as far as this replica knows, or 0. */

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../time/timestamps.js';
 import { windowMicros, type RateLimitBuckets } from './rate-limit-store.js';
@@ -53,7 +53,7 @@ const busyMs = 5000;
 const openAfterErrorMs = 5000;
 
 export class RateLimiter {
-  private readonly buckets = new LRUCache<string, Bucket>({ max: 100_000 });
+  private readonly buckets = boundedLru<string, Bucket>(100_000);
 
   constructor(
     private readonly store: RateLimitBuckets,

@@ -1,5 +1,5 @@
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import type { Services } from '../services.js';
 import { authenticate, confirmDeviceKey, missingScope } from '../auth/authenticate.js';
 import { AppError } from '../errors.js';
@@ -71,7 +71,7 @@ function urlParser(route: Route): (req: Request) => ParsedUrl {
     params: params ? parseParams(params, req.params) : undefined,
   });
   if (!route.memo) return parse;
-  const parsedUrls = new LRUCache<string, ParsedUrl>({ max: route.memo });
+  const parsedUrls = boundedLru<string, ParsedUrl>(route.memo);
   return (req) => {
     let parsed = parsedUrls.get(req.originalUrl);
     if (!parsed) {

@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import { AppError } from '../errors.js';
 import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
@@ -66,7 +66,7 @@ function groupPager(store: GroupOptionStore, menuId: string, source: OptionSourc
 }
 
 export class DatabaseGroupOptions {
-  private readonly continuations = new LRUCache<string, number>({ max: 10_000 });
+  private readonly continuations = boundedLru<string, number>(10_000);
 
   constructor(private readonly store: GroupOptionStore) {}
 

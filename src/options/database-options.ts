@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import type { OptionSource } from '../manifest/schema.js';
 import type { Principal } from '../sources/types.js';
 import type { DeviceOptionKey, DeviceOptionRow, DeviceOptionStore } from '../sources/embedded-device-options.js';
@@ -47,7 +47,7 @@ function devicePager(store: DeviceOptionStore, userId: string | null, source: Op
 }
 
 export class DatabaseDeviceOptions {
-  private readonly continuations = new LRUCache<string, DeviceOptionKey>({ max: 10_000 });
+  private readonly continuations = boundedLru<string, DeviceOptionKey>(10_000);
 
   constructor(private readonly store: DeviceOptionStore) {}
 

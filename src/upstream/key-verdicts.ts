@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import { AppError } from '../errors.js';
 import { hashKey } from '../auth/keys.js';
 import type { KeyVerifier } from '../auth/embedded-keys.js';
@@ -10,8 +10,8 @@ import type { Clock } from '../time/timestamps.js';
  * long, so using them again is not counted as a guess.
  */
 export class KeyVerdicts {
-  private readonly rejected = new LRUCache<string, { until: number; message: string }>({ max: 100_000 });
-  private readonly accepted = new LRUCache<string, number>({ max: 100_000 });
+  private readonly rejected = boundedLru<string, { until: number; message: string }>(100_000);
+  private readonly accepted = boundedLru<string, number>(100_000);
 
   constructor(
     private readonly clock: Clock,

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import type { Clock } from '../time/timestamps.js';
 
 /** How long one invalid record (area, resource, id, field) stays quiet after its warn line (docs/upstream.md). */
@@ -30,7 +31,7 @@ export class RejectedLog {
     private readonly windowMs = rejectedLogWindowMs,
     private readonly maxRecords = rejectedLogMaxRecords,
   ) {
-    this.logged = new LRUCache({ max: maxRecords });
+    this.logged = boundedLru(maxRecords);
   }
 
   /**

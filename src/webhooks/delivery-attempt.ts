@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { boundedLru } from '../cache/bounded-lru.js';
 import type { AttemptRecord, Due } from './delivery-types.js';
 import type { SendResult } from './sender.js';
 import { rotatedHeaders } from './signing.js';
@@ -11,7 +11,7 @@ import type { DelivererOptions } from './deliverer-options.js';
  * decrypted in memory, kept by their ciphertext, so an attempt costs little besides its POST.
  */
 export class DeliveryAttempts {
-  private readonly secrets = new LRUCache<string, string>({ max: 10_000 });
+  private readonly secrets = boundedLru<string, string>(10_000);
 
   constructor(private readonly options: Pick<DelivererOptions, 'clock' | 'send' | 'box' | 'retryScheduleMs' | 'logger' | 'metrics'>) {}
 
