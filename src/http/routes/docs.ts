@@ -43,14 +43,20 @@ export const getOpenApi = defineRoute({
   tag: 'Service',
   summary: 'This document',
   responses: { 200: { description: 'OpenAPI 3.1.', content: { type: 'application/json', schema: { type: 'object' } } } },
-  // The document of the very routes the app serves.
+  // The document of the very routes the app serves, built at its first request (about 60 ms of
+  // zod-to-JSON-Schema work that an app which is never asked for it does not pay) and kept.
   setup: (services, routes) => {
-    const base = buildOpenApiDocument(services.manifest, routes);
-    base.info = { ...(base.info as object), description: `${(base.info as { description: string }).description}\n\n${guides}` };
-    return base;
+    let base: ReturnType<typeof buildOpenApiDocument> | undefined;
+    return () => {
+      if (!base) {
+        base = buildOpenApiDocument(services.manifest, routes);
+        base.info = { ...(base.info as object), description: `${(base.info as { description: string }).description}\n\n${guides}` };
+      }
+      return base;
+    };
   },
-  handler({ req, res, services, state: base }) {
-    res.json(openApiDocument(base, publicBaseUrl(req, services.config.PUBLIC_URL)));
+  handler({ req, res, services, state: document }) {
+    res.json(openApiDocument(document(), publicBaseUrl(req, services.config.PUBLIC_URL)));
   },
 });
 
