@@ -146,7 +146,8 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
   raw.pragma(`busy_timeout = ${Math.min(sqliteBusySpinMs, Math.floor(timeoutMs))}`);
   const file = path !== ':memory:';
   const checkpointer = file ? startCheckpointer(raw, path) : null;
-  const dialect = routedSqliteDialect(raw, file ? openReader(path, timeoutMs) : null, timeoutMs);
+  const reader = file ? openReader(path, timeoutMs) : null;
+  const dialect = routedSqliteDialect(raw, reader, timeoutMs);
   const kysely = new Kysely<Tables>({ dialect });
   // The driver gives the writer to one user at a time; holding it for the transaction is
   // what makes the transaction atomic within this process too.
@@ -184,6 +185,10 @@ function openSqlite(path: string, timeoutMs: number, migrate: boolean): Db {
       close: async () => {
         await checkpointer?.stop();
         await kysely.destroy();
+        // Kysely closes its driver only if a statement ever ran through it; the connections are
+        // closed here in any case (the writer last: it folds the log into the file).
+        reader?.close();
+        raw.close();
       },
     },
     dialect,

@@ -14,6 +14,8 @@ export const walSizeLimitBytes = 64 * 1024 * 1024;
  * tried again rather than made long.
  */
 const truncateWaitMs = 200;
+/** How long stop() lets the thread close its connection before it is terminated. */
+const stopWaitMs = 2000;
 
 /**
  * The checkpointer's thread, as plain JavaScript (it runs as given, in tests too). It opens its
@@ -41,11 +43,20 @@ const truncate = () => {
     return db.pragma('wal_checkpoint(TRUNCATE)')[0].busy === 0;
   } catch { return false; } finally { db.pragma('busy_timeout = 0'); }
 };
-setInterval(() => {
+const looking = setInterval(() => {
   /* busy or gone: the next look tries again */
   if (walSize() >= threshold) copy();
 }, workerData.everyMs);
-parentPort.on('message', (id) => parentPort.postMessage({ id, truncated: truncate(), size: walSize() }));
+parentPort.on('message', (id) => {
+  if (id === 'stop') {
+    /* Its connection closed before the thread ends, so the file is let go of when stop() returns. */
+    clearInterval(looking);
+    db.close();
+    parentPort.close();
+    return;
+  }
+  parentPort.postMessage({ id, truncated: truncate(), size: walSize() });
+});
 `;
 
 /**
@@ -79,8 +90,10 @@ export function startCheckpointer(writer: BetterSqlite3.Database, path: string):
   }
   worker.unref();
   let stopping = false;
+  let exited = false;
   worker.once('error', fallBack);
   worker.once('exit', () => {
+    exited = true;
     if (!stopping) fallBack();
   });
   const asked = new Map<number, (withinLimit: boolean) => void>();
@@ -97,7 +110,15 @@ export function startCheckpointer(writer: BetterSqlite3.Database, path: string):
   return {
     async stop() {
       stopping = true;
-      await worker.terminate();
+      // The thread closes its connection and ends (terminating it would leave its connection
+      // open until garbage collection: a lock on the file, and the log not folded in at close).
+      if (!exited) {
+        const ended = new Promise((resolve) => worker.once('exit', resolve));
+        worker.postMessage('stop');
+        const stuck = setTimeout(() => void worker.terminate(), stopWaitMs);
+        await ended;
+        clearTimeout(stuck);
+      }
       answerAll();
     },
     truncate() {

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/database.js';
@@ -96,5 +96,29 @@ describe('SQLite checkpoints', () => {
     expect(await until(() => size(path) > before + 15 * 1024 * 1024, 5000)).toBe(true);
     const counted = await sql<{ n: number }>`SELECT count(*) AS n FROM readiness_probe`.execute(db.kysely);
     expect(Number(counted.rows[0]!.n)).toBe(16 * 256);
+  });
+
+  onSqlite("close lets go of the file: every connection closed (the checkpointer thread's too), the log folded in, also when no statement ran", async () => {
+    const openFiles = (dir: string) =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+        } catch {
+          return false;
+        }
+      }).length;
+    for (const runStatement of [false, true]) {
+      const dir = folder();
+      const path = join(dir, 'connector.db');
+      const db = await openDatabase({ path });
+      if (runStatement) await db.transaction((trx) => trx.insertInto('readiness_probe').values(rows(1)).execute());
+      await db.close();
+      expect([runStatement, openFiles(dir), existsSync(`${path}-wal`)]).toEqual([runStatement, 0, false]);
+      // Nothing holds a lock: another connection may change the journal mode at once.
+      const other = new BetterSqlite3(path);
+      other.pragma('busy_timeout = 0');
+      expect(other.pragma('journal_mode = DELETE', { simple: true })).toBe('delete');
+      other.close();
+    }
   });
 });
