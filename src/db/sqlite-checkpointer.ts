@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -43,6 +44,8 @@ const truncate = () => {
     return db.pragma('wal_checkpoint(TRUNCATE)')[0].busy === 0;
   } catch { return false; } finally { db.pragma('busy_timeout = 0'); }
 };
+/* Started because the log has reached the threshold: a first copy at once. */
+if (walSize() >= threshold) copy();
 const looking = setInterval(() => {
   /* busy or gone: the next look tries again */
   if (walSize() >= threshold) copy();
@@ -77,42 +80,72 @@ parentPort.on('message', (id) => {
 export function startCheckpointer(writer: BetterSqlite3.Database, path: string): Checkpointer {
   writer.pragma('wal_autocheckpoint = 0');
   writer.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
+  const threshold = (writer.pragma('page_size', { simple: true }) as number) * checkpointPages;
   const fallBack = () => {
     if (writer.open) writer.pragma(`wal_autocheckpoint = ${checkpointPages}`);
   };
-  let worker: Worker;
-  try {
-    const module = createRequire(import.meta.url).resolve('better-sqlite3');
-    worker = new Worker(workerSource, { eval: true, workerData: { module, path, pages: checkpointPages, everyMs: lookEveryMs, truncateWaitMs } });
-  } catch {
-    fallBack();
-    return { stop: async () => undefined, truncate: async () => false };
-  }
-  worker.unref();
+  const walSize = () => {
+    try {
+      return statSync(`${path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
   let stopping = false;
-  let exited = false;
-  worker.once('error', fallBack);
-  worker.once('exit', () => {
-    exited = true;
-    if (!stopping) fallBack();
-  });
   const asked = new Map<number, (withinLimit: boolean) => void>();
   let nextId = 0;
-  worker.on('message', (answer: { id: number; size: number }) => {
-    asked.get(answer.id)?.(answer.size <= walSizeLimitBytes);
-    asked.delete(answer.id);
-  });
   const answerAll = () => {
     for (const resolve of asked.values()) resolve(false);
     asked.clear();
   };
-  worker.once('exit', answerAll);
+
+  // The thread (about 50 ms to start, with its own copy of the driver) is started the first
+  // time it is needed: when the log first reaches the threshold, or a truncate is asked for.
+  // Until then this thread only looks at the log's size; a database that stays small (a test's,
+  // a quiet replica's) never starts one.
+  let thread: { worker: Worker; exited: boolean } | null = null;
+  let failed = false;
+  const started = (): { worker: Worker; exited: boolean } | null => {
+    if (thread || failed || stopping) return thread;
+    let worker: Worker;
+    try {
+      const module = createRequire(import.meta.url).resolve('better-sqlite3');
+      worker = new Worker(workerSource, { eval: true, workerData: { module, path, pages: checkpointPages, everyMs: lookEveryMs, truncateWaitMs } });
+    } catch {
+      failed = true;
+      fallBack();
+      return null;
+    }
+    const current = { worker, exited: false };
+    thread = current;
+    worker.unref();
+    worker.once('error', fallBack);
+    worker.once('exit', () => {
+      current.exited = true;
+      if (!stopping) fallBack();
+      answerAll();
+    });
+    worker.on('message', (answer: { id: number; size: number }) => {
+      asked.get(answer.id)?.(answer.size <= walSizeLimitBytes);
+      asked.delete(answer.id);
+    });
+    return current;
+  };
+  const looking = setInterval(() => {
+    if (walSize() < threshold) return;
+    clearInterval(looking);
+    started();
+  }, lookEveryMs);
+  looking.unref();
+
   return {
     async stop() {
       stopping = true;
+      clearInterval(looking);
       // The thread closes its connection and ends (terminating it would leave its connection
       // open until garbage collection: a lock on the file, and the log not folded in at close).
-      if (!exited) {
+      if (thread && !thread.exited) {
+        const { worker } = thread;
         const ended = new Promise((resolve) => worker.once('exit', resolve));
         worker.postMessage('stop');
         const stuck = setTimeout(() => void worker.terminate(), stopWaitMs);
@@ -122,11 +155,12 @@ export function startCheckpointer(writer: BetterSqlite3.Database, path: string):
       answerAll();
     },
     truncate() {
-      if (stopping) return Promise.resolve(false);
+      const current = started();
+      if (!current || current.exited) return Promise.resolve(false);
       const id = nextId++;
       return new Promise((resolve) => {
         asked.set(id, resolve);
-        worker.postMessage(id);
+        current.worker.postMessage(id);
       });
     },
   };
