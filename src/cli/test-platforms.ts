@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { platformNames, type Platform } from '../export/platforms.js';
 import { projectRoot } from '../paths.js';
@@ -58,10 +58,18 @@ for (const platform of chosen) {
     const installStarted = Date.now();
     await step('npm install', 'npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], appDir);
     console.log(`=== ${platform}: installed in ${seconds(installStarted)}`);
+    // Zapier's own CLI (on the Node.js 22 the app installs as `node`, first on the PATH as in
+    // its npm scripts) validates the app, then runs its tests the way `zapier push` users do.
+    const appPath = `${join(appDir, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`;
+    const zapierCli = join(appDir, 'node_modules', '.bin', 'zapier-platform');
+    const offline = { PATH: appPath, DISABLE_ZAPIER_ANALYTICS: '1', NO_UPDATE_NOTIFIER: '1' };
+    if (platform === 'zapier') await step('zapier-platform validate', zapierCli, ['validate', '--without-style'], appDir, offline);
     const connector = await startConnector();
     const control = await startControl(connector.databasePath);
     try {
-      await step('npm test', 'npm', ['test'], appDir, {
+      const [what, command, args] = platform === 'zapier' ? ['zapier-platform test', zapierCli, ['test', '--skip-validate']] : ['npm test', 'npm', ['test']];
+      await step(what, command, args, appDir, {
+        ...(platform === 'zapier' ? offline : {}),
         CONNECTOR_BASE_URL: connector.baseUrl,
         CONNECTOR_API_KEY: platformKey,
         CONNECTOR_OTHER_API_KEY: otherAccountKey,

@@ -16,7 +16,6 @@ import { formatMicros } from '../../src/time/timestamps.js';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { pollDue } from '../helpers/poll.js';
 import { listenDemoConnector, type ListeningConnector } from '../helpers/demo-connector.js';
-import { findNode22 } from '../helpers/node22.js';
 import { ensureBuild } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
 import { targetPolicy, targetUrlProblem } from '../../src/webhooks/target-guard.js';
@@ -63,15 +62,14 @@ function link(target: string, path: string): void {
   symlinkSync(target, path);
 }
 
-/** The app's dependencies and the bins npm would link (`node` only when a Node.js 22 is given). */
-function linkModules(dir: string, node22?: string): void {
+/** The app's dependencies and the bins npm would link. */
+function linkModules(dir: string): void {
   const modules = join(dir, 'node_modules');
   for (const name of ['zapier-platform-core', 'zapier-platform-cli', 'jest', '@jest/globals']) {
     link(join(projectRoot, 'node_modules', name), join(modules, name));
   }
   link(join(modules, 'jest', 'bin', 'jest.js'), join(modules, '.bin', 'jest'));
   link(join(modules, 'zapier-platform-cli', 'src', 'bin', 'run'), join(modules, '.bin', 'zapier-platform'));
-  if (node22) link(node22, join(modules, '.bin', 'node'));
 }
 
 /** A bundle as Zapier builds it: the connection (the connector on its local port, the demo key) and `extra`. */
@@ -654,40 +652,15 @@ describe('npm run export -- zapier', () => {
   });
 });
 
-// Resolved before the tests are declared, so that without a Node.js 22 the CLI tests are
-// reported as skipped, with the reason, and the app's tests still run (on this Node.js).
-const node22 = await findNode22();
-if (node22.reason) console.warn(`Zapier CLI tests skipped: no Node.js 22 (${node22.reason})`);
-const withCli = node22.path ? test : test.skip;
-const withoutCli = node22.path ? test.skip : test;
-
-describe("the app's own tests and the Zapier CLI, against the connector on a local port", () => {
+// `zapier-platform validate` and `zapier-platform test` (the app's whole suite, on the Node.js 22
+// the app installs) run in `npm run test:platforms -- zapier` (src/cli/test-platforms.ts), not here.
+describe("the app's hook tests, against a connector on a local port", () => {
   let cliApp: string;
-  let connector: TestApp;
-  let connectorServer: Server;
-  let connectorBase: string;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     cliApp = join(tmp, 'cli-app');
-    // As `npm install` in the exported app leaves it: node_modules/.bin/node is Node.js 22.
     writeApp(cliApp, zapierApp(loadManifest(), { baseUrl: 'https://connector.example.com' }));
-    linkModules(cliApp, node22.path);
-    connector = await buildTestApp({
-      dataset: JSON.parse(readFileSync(demoDatasetPath, 'utf8')),
-      clock: new ManualClock(Date.now()),
-      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
-    });
-    connectorServer = connector.app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => connectorServer.once('listening', () => resolve()));
-    connectorBase = `http://127.0.0.1:${(connectorServer.address() as AddressInfo).port}`;
-  });
-
-  afterAll(async () => {
-    if (connectorServer) {
-      connectorServer.closeAllConnections();
-      await new Promise<void>((resolve) => connectorServer.close(() => resolve()));
-    }
-    await connector?.close();
+    linkModules(cliApp);
   });
 
   /** Runs a command in the app's folder the way a user's shell would after `npm install`. */
@@ -700,7 +673,6 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
         env: {
           PATH: `${join(cliApp, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
           HOME: home,
-          CONNECTOR_BASE_URL: connectorBase,
           CONNECTOR_API_KEY: demoKey,
           TEST_TARGET_URL: receiver.url,
           // Offline: no usage analytics to zapier.com, no update check.
@@ -718,39 +690,6 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
       child.on('error', reject);
       child.on('close', (code) => resolve({ code, output }));
     });
-
-  const zapierPlatform = () => join(cliApp, 'node_modules', '.bin', 'zapier-platform');
-
-  /** Jest's summary counts every test of the app, none failed; and no test hook is left behind. */
-  const expectAppTestsPassed = async (output: string) => {
-    // Skipped here: what needs the test control or more devices than the demo dataset has.
-    const summary = output.match(/Tests:\s+(?:(\d+) skipped, )?(\d+) passed, (\d+) total/);
-    expect(summary?.[2]).toBeDefined();
-    expect(Number(summary?.[1] ?? 0) + Number(summary?.[2])).toBe(Number(summary?.[3]));
-    expect(Number(summary?.[2])).toBeGreaterThanOrEqual(30);
-    await request(connector.app).get('/v1/hooks').set('X-API-Key', demoKey).expect(200, []);
-  };
-
-  withCli(
-    'zapier-platform validate --without-style finds the app structurally sound',
-    async () => {
-      const result = await runInApp(zapierPlatform(), ['validate', '--without-style']);
-      expect(result.output).toContain('This project is structurally sound!');
-      expect(result.code).toBe(0);
-    },
-    60_000,
-  );
-
-  withCli(
-    "zapier-platform test --skip-validate runs the app's tests (npm test, jest), and they pass",
-    async () => {
-      const result = await runInApp(zapierPlatform(), ['test', '--skip-validate']);
-      expect(result.output).toContain('npm run --silent test');
-      if (result.code !== 0) throw new Error(`zapier-platform test failed (${result.code}):\n${result.output}`);
-      await expectAppTestsPassed(result.output);
-    },
-    180_000,
-  );
 
   test('the hook tests pass against a connector with the default target rules and TEST_TARGET_URL unset, with no DNS look-up', async () => {
     // The default target is an IP literal the default rules accept: nothing is resolved, so this
@@ -779,14 +718,4 @@ describe("the app's own tests and the Zapier CLI, against the connector on a loc
       await strict.close();
     }
   }, 180_000);
-
-  withoutCli(
-    "the app's tests pass, run by jest on this Node.js (the Zapier CLI needs Node.js 22, which could not be had)",
-    async () => {
-      const result = await runInApp(process.execPath, [join(cliApp, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--testTimeout', '10000']);
-      if (result.code !== 0) throw new Error(`the app's tests failed (${result.code}):\n${result.output}`);
-      await expectAppTestsPassed(result.output);
-    },
-    180_000,
-  );
 });
