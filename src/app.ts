@@ -33,8 +33,9 @@ type Handle = (req: Request, res: Response, callback?: (err?: unknown) => void) 
  * before routing them. On V8 a property first added to an object after that costs it a new
  * hidden class: 2 to 4 µs each, measured, and a warm dropdown added fourteen (Express's router
  * six, this app's four and Node.js's listener count on the request; `locals`, `statusCode`,
- * `statusMessage` on the response). Each is created here, as Express, Node.js or the app would first set it, just
- * before Express's own `handle` swaps the prototypes; later writes only change a value.
+ * `statusMessage` on the response). Each is created here, with the value Express, Node.js or
+ * the app would find, just before Express's own `handle` swaps the prototypes; later writes
+ * only change a value (test/integration/request-shapes.test.ts).
  */
 function keepShapes(app: Express): void {
   const target = app as unknown as { handle: Handle };
