@@ -38,10 +38,14 @@ export default {
       displayName: 'postgres',
       testMatch: ['**/integration/**/*.test.ts'],
       // Suites whose subject is not storage: processes started on SQLite files (the CLIs, the
-      // demo, start-up, logging, durability across restarts), documents and upstream mode over a big listing. Replicas on
-      // PostgreSQL are test/replicas/.
+      // demo, start-up, logging, durability across restarts), documents, upstream mode over a big
+      // listing, and HTTP behaviour that reads and writes nothing of its own (methods, proxies and
+      // forwarded addresses, public URLs, request log fields, the served manifest and console page,
+      // declared bounds, upstream encodings and body limits, the first metrics scrape, request
+      // shapes, manifest sources, the example dataset). Replicas on PostgreSQL are test/replicas/.
       testPathIgnorePatterns: [
         '/(cli|demo|durability|startup|log-pipe|log-hygiene|zapier-export|n8n-export|make-export|activepieces-export|pipedream-export|openapi-lint|docs|readme-endpoints|http-parser-errors|postgres-helper|upstream-big-options|shutdown)\\.test\\.ts$',
+        '/(method-not-allowed|forwarded-for|trust-proxy|public-base-url|request-log-reason|served-manifest|console-page|openapi-agreement|upstream-encoding|upstream-body-limit|metrics-first-scrape|request-shapes|manifest-sources|dataset-example)\\.test\\.ts$',
       ],
       setupFiles: ['<rootDir>/test/env-postgres.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-apps.ts', '<rootDir>/test/setup-postgres.ts'],
