@@ -9,7 +9,9 @@ import type { PollDone, WebhooksOptions } from './servers/webhooks.js';
  * beside the bare loop's (bench row 4's ceiling), in the same child process as row 4. CPU time
  * holds still on a shared machine where deliveries per second do not, so it shows what a
  * change to the deliverer costs or saves. BENCH_ENGINES picks the engines; BENCH_CHILD_PROF=<dir>
- * writes the child's CPU profile there (then `rounds` of bursts only, no ceiling).
+ * writes the child's CPU profile there (then `rounds` of bursts only, no ceiling). On PostgreSQL
+ * running on this machine it also shows the CPU time the server's processes for the connector's
+ * connections spent per delivery (read from /proc), which shares the cores with the connector.
  */
 const burst = 2000;
 const heartbeatTimeoutMs = 300_000;
@@ -34,6 +36,7 @@ for (const engine of benchEngines()) {
     const rateOurs: number[] = [];
     const rateBare: number[] = [];
     const pollCpu: number[] = [];
+    const dbCpu: number[] = [];
     const indexes = Array.from({ length: burst }, (_, i) => i);
     for (let round = 0; round < rounds; round += 1) {
       const target = await new BenchReceiver().start();
@@ -44,9 +47,12 @@ for (const engine of benchEngines()) {
       await child.call('setHeartbeats', { indexes, ageMs: round % 2 === 0 ? heartbeatTimeoutMs + 60_000 : 0 });
       await child.call<PollDone>('poll');
       const b = await child.call<Cpu>('cpu');
+      const dbB = await child.call<number | null>('dbCpu');
       if (!(await target.waitFor(burst, 300_000))) throw new Error(`round ${round}: ${target.arrivals.length}/${burst} arrived`);
       await new Promise((r) => setTimeout(r, 100)); // the last records
       const c = await child.call<Cpu>('cpu');
+      const dbC = await child.call<number | null>('dbCpu');
+      if (dbB !== null && dbC !== null) dbCpu.push((dbC - dbB) / burst);
       await child.call('deleteHook', { id: hook.id });
       pollCpu.push(b.cpuMicros - a.cpuMicros);
       ours.push((c.cpuMicros - b.cpuMicros) / burst);
@@ -65,6 +71,7 @@ for (const engine of benchEngines()) {
     const f = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
     process.stdout.write(
       `${engine}: connector CPU per delivery ${median(ours).toFixed(0)} µs (${f(ours)})` +
+        (dbCpu.length > 0 ? `, database server ${median(dbCpu).toFixed(0)} µs (${f(dbCpu)})` : '') +
         (profiling ? '' : `, bare loop ${median(bare).toFixed(0)} µs (${f(bare)}) → CPU ratio ${(median(bare) / median(ours)).toFixed(2)}`) +
         ` · rate ${median(rateOurs).toFixed(0)}/s (${f(rateOurs)})` +
         (profiling ? '' : `, bare ${median(rateBare).toFixed(0)}/s (${f(rateBare)}) → ${(median(rateOurs) / median(rateBare)).toFixed(2)}×`) +

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import type { Engine } from '../../src/db/database.js';
 import { enrolKey } from '../../src/triggers/device-triggers.js';
 import { httpWebhookSender } from '../../src/webhooks/sender.js';
@@ -119,6 +121,25 @@ await serveChild<WebhooksOptions, Record<string, never>>(async (options) => {
         }),
       );
       return { ms: performance.now() - t0, failed };
+    },
+    /**
+     * CPU time (µs) the server processes of this connector's database connections have used,
+     * read from /proc: PostgreSQL on this machine only (null otherwise: SQLite, a remote server).
+     */
+    dbCpu: async () => {
+      if (db.engine !== 'postgres') return null;
+      const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db.kysely);
+      let micros = 0;
+      for (const { pid } of rows) {
+        try {
+          // utime and stime: fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second).
+          const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+          micros += (Number(fields[11]) + Number(fields[12])) * 10_000;
+        } catch {
+          return null;
+        }
+      }
+      return micros;
     },
     deliveryStats: async () => {
       const attempts = await db.kysely
