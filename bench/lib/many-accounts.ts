@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../../src/db/database.js';
 import { benchDatabaseUrl } from './bench-database.js';
@@ -121,15 +121,22 @@ export async function runManyAccounts(engine: Engine, scratch: string): Promise<
     };
     flipAll();
     await sleep(many.intervalMs * 1.5);
+    const flippedBackAt = Date.now();
     flipAll();
     const to = from + many.windowIntervals * many.intervalMs;
     await sleep(to - Date.now());
     spin.kill('SIGKILL');
     spin = null;
     const a = analysePolls(fleet.polls, { from, to }, many.intervalMs);
+    // BENCH_MANY_TRACE=<file>: every key's poll times and the outage's window, to see where the gaps fall.
+    const trace = process.env.BENCH_MANY_TRACE;
+    const traced = (): void => {
+      if (trace) writeFileSync(trace, JSON.stringify({ engine, from, to, flips: [from, flippedBackAt], polls: fleet.polls, arrivals: receiver.arrivals.map((x) => x.at) }));
+    };
     const expected = fleet.transitions.length;
     const deadline = Date.now() + 180_000;
     while (receiver.arrivals.length < expected && Date.now() < deadline) await sleep(250);
+    traced();
     const ids = new Set(receiver.arrivals.map((x) => x.id));
     return {
       engine,
