@@ -131,7 +131,11 @@ export async function runManyAccounts(engine: Engine, scratch: string): Promise<
     // BENCH_MANY_TRACE=<file>: every key's poll times and the outage's window, to see where the gaps fall.
     const trace = process.env.BENCH_MANY_TRACE;
     const traced = (): void => {
-      if (trace) writeFileSync(trace, JSON.stringify({ engine, from, to, flips: [from, flippedBackAt], polls: fleet.polls, arrivals: receiver.arrivals.map((x) => x.at) }));
+      if (trace)
+        writeFileSync(
+          trace,
+          JSON.stringify({ engine, from, to, flips: [from, flippedBackAt], polls: fleet.polls, arrivals: receiver.arrivals.map((x) => x.at) }),
+        );
     };
     const expected = fleet.transitions.length;
     const deadline = Date.now() + 180_000;
