@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../../src/db/database.js';
 import { benchDatabaseUrl } from './bench-database.js';
@@ -40,6 +40,9 @@ export interface ManyAccountsMeasured {
   gaps: number;
   /** Polls a second over the outage window (the steady rate: at most what is needed when there is headroom). */
   windowRate: number;
+  /** The service's CPU time over the outage window (its polls, their records and the deliveries), and a share of one core. */
+  windowCpuMs: number;
+  windowCpuShare: number;
   expectedDeliveries: number;
   delivered: number;
   duplicates: number;
@@ -116,20 +119,33 @@ export async function runManyAccounts(engine: Engine, scratch: string): Promise<
       `many accounts [${engine}]: mass outage (${many.outageDevices} devices of every account offline, back an interval later), another process spinning`,
     );
     const from = Date.now();
+    const windowCpuFrom = service.cpuMs();
     const flipAll = () => {
       for (let k = 0; k < many.keys; k += 1) for (let d = 0; d < many.outageDevices; d += 1) fleet.flip(k, d);
     };
     flipAll();
     await sleep(many.intervalMs * 1.5);
+    const flippedBackAt = Date.now();
     flipAll();
     const to = from + many.windowIntervals * many.intervalMs;
     await sleep(to - Date.now());
+    const windowCpuMs = service.cpuMs() - windowCpuFrom;
     spin.kill('SIGKILL');
     spin = null;
     const a = analysePolls(fleet.polls, { from, to }, many.intervalMs);
+    // BENCH_MANY_TRACE=<file>: every key's poll times and the outage's window, to see where the gaps fall.
+    const trace = process.env.BENCH_MANY_TRACE;
+    const traced = (): void => {
+      if (trace)
+        writeFileSync(
+          trace,
+          JSON.stringify({ engine, from, to, flips: [from, flippedBackAt], polls: fleet.polls, arrivals: receiver.arrivals.map((x) => x.at) }),
+        );
+    };
     const expected = fleet.transitions.length;
     const deadline = Date.now() + 180_000;
     while (receiver.arrivals.length < expected && Date.now() < deadline) await sleep(250);
+    traced();
     const ids = new Set(receiver.arrivals.map((x) => x.id));
     return {
       engine,
@@ -141,6 +157,8 @@ export async function runManyAccounts(engine: Engine, scratch: string): Promise<
       lateGaps: a.gaps.filter((g) => g.ms > 1.5 * many.intervalMs).length,
       gaps: a.gaps.length,
       windowRate: a.polls / ((to - from) / 1000),
+      windowCpuMs,
+      windowCpuShare: windowCpuMs / (to - from),
       expectedDeliveries: expected,
       delivered: ids.size,
       duplicates: receiver.arrivals.length - ids.size,

@@ -185,7 +185,7 @@ function manyAccountsLine(m: ManyAccountsMeasured): TableRow {
     benchmark: `[${m.engine}] scale: many accounts: ${fmtInt(many.keys)} keys × ${many.devicesPerKey} upstream devices, each with a hook, one replica, POLL_INTERVAL_MS=${many.intervalMs}`,
     result:
       `polls a second ÷ needed **${ratio.toFixed(2)}×** (${m.capacity.toFixed(0)}/s with every key due at once, ${m.needed}/s needed; the service's CPU ${m.cpuPerPollMs.toFixed(2)} ms a poll) · ` +
-      `worst gap between two polls of a key **${secs(m.worstGapMs)}** (${m.lateGaps} of ${fmtInt(m.gaps)} over 1.5 intervals; ${m.windowRate.toFixed(0)} polls/s) through a mass outage (${many.outageDevices} devices of every account offline, back an interval later) with another process spinning on the cores · ` +
+      `worst gap between two polls of a key **${secs(m.worstGapMs)}** (${m.lateGaps} of ${fmtInt(m.gaps)} over 1.5 intervals; ${m.windowRate.toFixed(0)} polls/s; the service's CPU ${secs(m.windowCpuMs)}, ${(100 * m.windowCpuShare).toFixed(0)} % of a core, ${(m.windowCpuMs / Math.max(1, m.windowRate * ((many.windowIntervals * many.intervalMs) / 1000))).toFixed(2)} ms a poll with its records and deliveries) through a mass outage (${many.outageDevices} devices of every account offline, back an interval later) with another process spinning on the cores · ` +
       `${fmtInt(m.delivered)}/${fmtInt(m.expectedDeliveries)} delivered, ${m.duplicates} duplicates · enrolment ${secs(m.enrolMs)}`,
     target: `≥ 2× and ≤ 1.5 intervals (${secs(1.5 * many.intervalMs)}), all delivered once ${mark(met)}`,
     command: `\`${commandFor(name)}\``,

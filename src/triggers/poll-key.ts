@@ -11,13 +11,33 @@ import type { Watch } from './watches.js';
 
 export type PollKeyDeps = PollerOptions & { futureHeartbeats: FutureHeartbeatLog };
 
+/** The least time between two polls of a key, as a share of the interval (`nextPollTime`). */
+export const minPollGapShare = 0.95;
+
+/**
+ * A key's next poll time (docs/triggers.md). A background poll keeps the key's place: its
+ * next poll is an interval after it was `due`, not after it ran, so a poll that started late
+ * (a busy replica, many keys due at once, a claim a tick late) does not push every later poll
+ * of the key back by as much, which under a sustained load made each gap an interval plus the
+ * wait. Never sooner than `minPollGapShare` of an interval after this poll asked the source,
+ * though: a poll that ran late catches up by at most 5 % of an interval, so two polls of a key
+ * reach the source at least 0.95 intervals apart. Without `due` (a request's own poll, a
+ * baseline) an interval after the source was asked.
+ */
+export function nextPollTime(intervalMs: number, askedAt: number, due?: number): number {
+  if (due === undefined) return askedAt + intervalMs;
+  return Math.max(due + intervalMs, askedAt + Math.ceil(minPollGapShare * intervalMs));
+}
+
 export interface PollKeyOptions {
   /** The incoming request this poll is made for (enrolment), forwarded as X-Request-Id; background polls mint their own. */
   requestId?: string;
   /** The poll lease it runs under: its record (and a baseline's slices) are written only while it holds. */
   owner: string;
-  /** When the poll started (the key's next poll is an interval after it, or after the source was asked). */
+  /** When the poll started. */
   started: number;
+  /** A background poll's: when the key was due (its poll time at the claim); the key's next poll is an interval after it (`nextPollTime`). */
+  due?: number;
   /** Stops the poll at its next page, unrecorded. */
   stop: AbortSignal;
 }
@@ -29,7 +49,7 @@ export interface PollKeyOptions {
  * incoming request this poll is made for (enrolment), forwarded as X-Request-Id; background
  * polls mint their own, and only they are stopped by `stop`.
  */
-export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owner, started, stop }: PollKeyOptions): Promise<DeviceEvent[]> {
+export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owner, started, due, stop }: PollKeyOptions): Promise<DeviceEvent[]> {
   const { clock, log, logger } = deps;
   const key = `${watch.key_hash.slice(0, 8)}…`;
   const baseline = watch.baseline_at === null;
@@ -49,8 +69,6 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
     // records of the devices that changed afterwards (completeDevices).
     const lean = source.statePages && source.byIds ? { states: source.statePages.bind(source), byIds: source.byIds.bind(source) } : null;
     const pages = lean ? lean.states(principal, devicePageSize) : source.pages(principal, devicePageSize);
-    // The interval runs from when the source is asked, so two polls of a key reach it at
-    // least an interval apart even when a busy replica started this one late.
     askedAt = clock.now();
     for await (const page of pages) {
       stop.throwIfAborted();
@@ -87,7 +105,7 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
     const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished, digest: comparison.digestChange };
     const fresh = await log.record(watch.key_hash, changes, events, baseline, {
       owner,
-      nextPollAt: Math.max(started, askedAt) + deps.intervalMs,
+      nextPollAt: nextPollTime(deps.intervalMs, Math.max(started, askedAt), due),
     });
     if (fresh.length > 0) deps.onEvents?.(fresh);
     return fresh;

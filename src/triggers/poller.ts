@@ -250,7 +250,8 @@ export class DeviceStatusPoller {
     const started = this.options.clock.now();
     this.leased.add(watch.key_hash);
     try {
-      return await this.pollKey(watch, { requestId, started });
+      // A background poll keeps the key's place in the interval (poll-key.ts, nextPollTime).
+      return await this.pollKey(watch, { requestId, started, due: requestId === undefined ? watch.next_poll_at : undefined });
     } catch (err) {
       const dueNow = requestId !== undefined || this.stopOf(requestId).aborted;
       if (!(err instanceof LeaseLostError)) {
@@ -269,8 +270,8 @@ export class DeviceStatusPoller {
    */
   pollKey(
     watch: Watch,
-    { requestId, owner = this.owner, started = this.options.clock.now() }: { requestId?: string; owner?: string; started?: number } = {},
+    { requestId, owner = this.owner, started = this.options.clock.now(), due }: { requestId?: string; owner?: string; started?: number; due?: number } = {},
   ): Promise<DeviceEvent[]> {
-    return pollKey({ ...this.options, futureHeartbeats: this.futureHeartbeats }, watch, { requestId, owner, started, stop: this.stopOf(requestId) });
+    return pollKey({ ...this.options, futureHeartbeats: this.futureHeartbeats }, watch, { requestId, owner, started, due, stop: this.stopOf(requestId) });
   }
 }

@@ -28,10 +28,10 @@ export class PostgresWatchQueue implements WatchQueue {
       .from('picked')
       .set({ leased_until: now + claim.leaseMs, lease_owner: owner })
       .whereRef('watches.key_hash', '=', 'picked.key_hash')
-      .returning([...watchColumns.map((c) => `watches.${c}` as const), 'watches.next_poll_at'])
+      .returning(watchColumns.map((c) => `watches.${c}` as const))
       .execute();
     // RETURNING keeps no order: the most overdue first, as the candidates were read.
-    return rows.sort((a, b) => Number(a.next_poll_at) - Number(b.next_poll_at)).map(({ next_poll_at: _n, ...watch }) => watch);
+    return rows.map((r) => ({ ...r, next_poll_at: Number(r.next_poll_at) })).sort((a, b) => a.next_poll_at - b.next_poll_at);
   }
 
   renewLeases(owner: string, keys: string[], until: number): Promise<void> {

@@ -32,7 +32,7 @@ export class SqliteWatchQueue implements WatchQueue {
           )
           .execute();
       }
-      return rows;
+      return rows.map((r) => ({ ...r, next_poll_at: Number(r.next_poll_at) }));
     });
   }
 

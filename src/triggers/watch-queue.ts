@@ -11,9 +11,11 @@ export interface Watch {
   paused_reason: string | null;
   /** The digest of the statuses in the key's snapshot, when it has one (poll-comparison.ts). */
   snapshot_digest: string | null;
+  /** When the key is (or was, for a claimed key) due for its next poll. */
+  next_poll_at: number;
 }
 
-export const watchColumns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason', 'snapshot_digest'] as const;
+export const watchColumns = ['key_hash', 'user_id', 'key_cipher', 'baseline_at', 'paused_reason', 'snapshot_digest', 'next_poll_at'] as const;
 
 /** What a claim takes: at most `limit` keys, leased for `leaseMs`. */
 export interface WatchClaim {
@@ -29,7 +31,7 @@ export interface WatchClaim {
  *
  * - `claimDue` leases to `owner`, until `leaseMs` after `now`, up to `limit` keys that are
  *   watched (`watchedAt`), not paused, not leased (a lease that ended counts as none) and
- *   due; the most overdue first. Two replicas claiming at once never lease one
+ *   due; the most overdue first, each with the poll time it was due at (`next_poll_at`). Two replicas claiming at once never lease one
  *   key both.
  * - `renewLeases` moves on the leases `owner` still holds; `releaseLease` ends one, the key due
  *   again at `nextPollAt`.

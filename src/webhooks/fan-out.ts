@@ -78,9 +78,12 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
     );
     await hookWrites.setFairCursor(trx, hook.id, start + (due.length - 1) * fairSpacingMs);
   }
-  for (const part of chunks(deliveries)) {
-    // Thousands of deliveries are many slices: other requests run in between (SQLite answers synchronously).
-    await setImmediate();
+  for (const [i, part] of chunks(deliveries).entries()) {
+    // Thousands of deliveries are many slices: other requests run in between (SQLite answers
+    // synchronously). Not before the first: a yield inside the transaction holds SQLite's one
+    // writer for a whole turn of the event loop, and a poll that queues a few deliveries would
+    // hold it that long for nothing (a mass outage over many keys is one such poll per key).
+    if (i > 0) await setImmediate();
     await trx
       .insertInto('deliveries')
       .values(part)

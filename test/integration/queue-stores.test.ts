@@ -281,7 +281,11 @@ describe('the watch queue', () => {
     await watch(t.db, 'k_paused', now - 20_000, now, 'the key was rejected');
     await watch(t.db, 'k_stale', now - 20_000, now - 86_400_001);
     const queue = watchQueue(t.db);
-    expect((await queue.claimDue('a', now, { limit: 2, leaseMs })).map((w) => w.key_hash)).toEqual(['k_later', 'k_late']);
+    // Each with the time it was due: its next poll keeps that place (triggers/poll-key.ts).
+    expect((await queue.claimDue('a', now, { limit: 2, leaseMs })).map((w) => [w.key_hash, w.next_poll_at])).toEqual([
+      ['k_later', now - 9_000],
+      ['k_late', now - 5_000],
+    ]);
     expect(await lease('k_later')).toMatchObject({ lease_owner: 'a' });
     expect(Number((await lease('k_later'))!.leased_until)).toBe(now + leaseMs);
     expect((await queue.claimDue('a', now, { limit: 10, leaseMs })).map((w) => w.key_hash)).toEqual(['k_due']);
