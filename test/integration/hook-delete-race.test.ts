@@ -110,10 +110,20 @@ describe('deleting a hook while its attempts are recorded', () => {
 
     const hold = await holdDelivery(first!.id);
     const recorded = store.recordOutcomes([attempt(first!, outcome), attempt(second!, 'delivered')]);
-    await hold.blocked(1);
-    const deleted = request(t.app).delete(`/v1/hooks/${id}`).set('X-API-Key', keys.ana).then((res) => res);
-    await hold.blocked(2);
-    await hold.release();
+    let deleted: Promise<request.Response>;
+    try {
+      await hold.blocked(1);
+      // The lock order: waiting on a delivery, the record already holds its hook's row.
+      if (testEngine === 'postgres')
+        await expect(sql`SELECT id FROM hooks WHERE id = ${id} FOR UPDATE NOWAIT`.execute(other.kysely)).rejects.toMatchObject({ code: '55P03' });
+      deleted = request(t.app)
+        .delete(`/v1/hooks/${id}`)
+        .set('X-API-Key', keys.ana)
+        .then((res) => res);
+      await hold.blocked(2);
+    } finally {
+      await hold.release();
+    }
 
     const [record, del] = await Promise.allSettled([recorded, deleted]);
     expect(record).toEqual({ status: 'fulfilled', value: undefined });
@@ -131,10 +141,17 @@ describe('deleting a hook while its attempts are recorded', () => {
 
     const hold = await holdDelivery(second!.id);
     const claimed = store.claimDue(t.clock.now(), { limit: 10, leaseMs, records: [attempt(first!, 'retrying'), attempt(second!, 'delivered')] });
-    await hold.blocked(1);
-    const deleted = request(t.app).delete(`/v1/hooks/${id}`).set('X-API-Key', keys.ana).then((res) => res);
-    await hold.blocked(2);
-    await hold.release();
+    let deleted: Promise<request.Response>;
+    try {
+      await hold.blocked(1);
+      deleted = request(t.app)
+        .delete(`/v1/hooks/${id}`)
+        .set('X-API-Key', keys.ana)
+        .then((res) => res);
+      await hold.blocked(2);
+    } finally {
+      await hold.release();
+    }
 
     const [claim, del] = await Promise.allSettled([claimed, deleted]);
     expect(claim.status).toBe('fulfilled');
