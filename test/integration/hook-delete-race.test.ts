@@ -159,3 +159,55 @@ describe('deleting a hook while its attempts are recorded', () => {
     expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(0);
   });
 });
+
+describe('a delete chosen as the victim of a deadlock', () => {
+  // Another transaction (not the deliverer's, which takes the hook first) holds a delivery and
+  // then asks for the hook the delete holds: PostgreSQL breaks the cycle by failing one of the
+  // two. `other`'s session waits 10 s before it looks for a deadlock, the delete's 1 s (the
+  // default), so the delete is the one failed; it is retried and answers 204, not 500.
+  test('is retried: the hook is deleted and the answer is 204', async () => {
+    const id = await hook();
+    await queueOfflineEvents(t.db, hashKey(keys.ana), device, ['evt_1', 'evt_2'], t.clock.now());
+    const [first] = (await deliveryStore(t.db).claimDue(t.clock.now(), { limit: 1, leaseMs })).due;
+    if (testEngine !== 'postgres') {
+      await request(t.app).delete(`/v1/hooks/${id}`).set('X-API-Key', keys.ana).expect(204);
+      return;
+    }
+    let pid!: (n: number) => void;
+    const held = new Promise<number>((resolve) => (pid = resolve));
+    let proceed!: () => void;
+    const asked = new Promise<void>((resolve) => (proceed = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const other_ = other.transaction(async (trx) => {
+      await sql`SET LOCAL deadlock_timeout = '10s'`.execute(trx);
+      await sql`SELECT id FROM deliveries WHERE id = ${first!.id} FOR UPDATE`.execute(trx);
+      pid((await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx)).rows[0]!.pid);
+      await asked;
+      await sql`SELECT id FROM hooks WHERE id = ${id} FOR KEY SHARE`.execute(trx);
+      await released;
+    });
+    const blocker = await held;
+    const deleted = request(t.app)
+      .delete(`/v1/hooks/${id}`)
+      .set('X-API-Key', keys.ana)
+      .then((res) => res);
+    try {
+      for (;;) {
+        const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity WHERE ${blocker}::int = ANY(pg_blocking_pids(pid))`.execute(
+          t.db.kysely,
+        );
+        if (Number(rows[0]!.n) >= 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      proceed();
+    } finally {
+      proceed();
+      release();
+    }
+    const [res] = await Promise.all([deleted, other_]);
+    expect(res.status).toBe(204);
+    expect(Number(await t.value('SELECT count(*) FROM hooks WHERE id = ?', id))).toBe(0);
+    expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(0);
+  });
+});
