@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
+import { retryDeadlocks } from '../db/deadlock.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Principal } from '../sources/types.js';
 import type { Clock } from '../time/timestamps.js';
@@ -214,10 +215,13 @@ export class WatchStore {
 
   /** Stops watching a key until it is used successfully again; its active hooks show why. */
   async pause(keyHash: string, reason: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
-      await this.keyHooks.pauseKey(trx, keyHash, reason);
-    });
+    // A pause meeting a record of a 410 (which locks its hooks in id order) may be a deadlock's victim: retried.
+    await retryDeadlocks(() =>
+      this.db.transaction(async (trx) => {
+        await trx.updateTable('watches').set({ paused_reason: reason, leased_until: 0, lease_owner: null }).where('key_hash', '=', keyHash).execute();
+        await this.keyHooks.pauseKey(trx, keyHash, reason);
+      }),
+    );
     this.keyHooks.paused?.();
   }
 }

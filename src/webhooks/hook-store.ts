@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { inSlices } from '../db/slices.js';
+import { retryDeadlocks } from '../db/deadlock.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
@@ -257,9 +258,12 @@ export class HookStore {
     return toHook(row);
   }
 
-  /** Unsubscribes; queued deliveries of the hook go with it. */
+  /**
+   * Unsubscribes; queued deliveries of the hook go with it (the hook's row is locked first,
+   * then its deliveries by cascade: the deliverer's lock order). A deadlock's victim is retried.
+   */
   async delete(keyHash: string, id: string): Promise<void> {
-    const result = await this.db.kysely.deleteFrom('hooks').where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst();
+    const result = await retryDeadlocks(() => this.db.kysely.deleteFrom('hooks').where('key_hash', '=', keyHash).where('id', '=', id).executeTakeFirst());
     if (Number(result.numDeletedRows) === 0) throw new AppError('not_found', 'Hook not found');
   }
 
@@ -284,12 +288,9 @@ export class HookStore {
           await this.db.kysely.selectFrom('hooks').select('id').where('status', '=', 'disabled').where('disabled_at', '<', cutoff).limit(size).execute()
         ).map((h) => h.id);
         if (ids.length === 0) return { rows: 0, more: false };
-        const result = await this.db.kysely
-          .deleteFrom('hooks')
-          .where('id', 'in', ids)
-          .where('status', '=', 'disabled')
-          .where('disabled_at', '<', cutoff)
-          .executeTakeFirst();
+        const result = await retryDeadlocks(() =>
+          this.db.kysely.deleteFrom('hooks').where('id', 'in', ids).where('status', '=', 'disabled').where('disabled_at', '<', cutoff).executeTakeFirst(),
+        );
         return { rows: Number(result.numDeletedRows), more: ids.length === size };
       },
       signal,

@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { formatMicros } from '../time/timestamps.js';
-import { recordAttempts } from './attempt-log.js';
+import { recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
 import { releaseDeliveryLeases, renewDeliveryLeases, type DeliveryStore } from './delivery-store.js';
 import { retryPlace } from './fan-out.js';
@@ -18,6 +18,11 @@ import { retryPlace } from './fan-out.js';
  *
  * A batch with a 410 among it (the hook disabled, its queue cancelled) is rare: it is written
  * by the Kysely statements of attempt-log.ts, in a transaction of its own, before the claim.
+ *
+ * Lock order (docs/webhooks.md, "Durability"): a record locks its deliveries' hooks first, in
+ * id order (`FOR KEY SHARE`; `FOR NO KEY UPDATE` for a batch with a 410, which disables its
+ * hook), then the deliveries, as deleting a hook does (its row, then its deliveries by cascade):
+ * a record and a delete wait for one another instead of each holding what the other needs.
  */
 export class PostgresDeliveryStore implements DeliveryStore {
   constructor(private readonly db: Db) {}
@@ -44,7 +49,10 @@ export class PostgresDeliveryStore implements DeliveryStore {
   /** A batch with a 410 among it is written through attempt-log.ts (true: it was). */
   private async recordRefusals(records: AttemptRecord[]): Promise<boolean> {
     if (!records.some((r) => r.outcome === 'disabled')) return false;
-    await recordAttempts(this.db, records);
+    await this.db.transaction(async (trx) => {
+      await sql`SELECT id FROM hooks WHERE id = ANY(${hookIds(records)}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+      await recordAttemptsIn(trx, records);
+    });
     return true;
   }
 }
@@ -67,13 +75,24 @@ const recordColumns = (records: AttemptRecord[]) => ({
   responses: records.map((r) => r.responseBody ?? null),
 });
 
-/** `rec`, `done` and `logged`: the records applied and logged. */
+/** The records' hooks, each once, in id order: the order their rows are locked in. */
+const hookIds = (records: AttemptRecord[]): string[] => [...new Set(records.map((r) => r.delivery.hook_id))].sort();
+
+/**
+ * `held`, `rec`, `done` and `logged`: the records' hooks locked, then the records applied and
+ * logged. `rec` yields nothing before `held` has run to its end (an InitPlan), so every hook
+ * row is locked before the first delivery row is.
+ */
 function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
   const c = recordColumns(records);
   return sql`
+    held AS MATERIALIZED (
+      SELECT id FROM hooks WHERE id = ANY(${hookIds(records)}::text[]) ORDER BY id FOR KEY SHARE
+    ),
     rec AS (
       SELECT * FROM unnest(${c.ids}::bigint[], ${c.attempts}::int[], ${c.outcomes}::text[], ${c.nextAt}::bigint[], ${c.at}::bigint[])
         AS r(id, attempt, outcome, next_at, at)
+      WHERE (SELECT count(*) FROM held) >= 0
     ),
     done AS (
       UPDATE deliveries d SET
