@@ -287,6 +287,14 @@ export const migrations: Array<(t: Types) => string> = [
   -- the same digest changed nothing, and reads no snapshot row. NULL: compare row by row.
   ALTER TABLE watches ADD COLUMN snapshot_digest TEXT;
   `,
+  (t) => `
+  -- A delivery's lease is its leased_until alone (webhooks/delivery-store.ts), a column no index
+  -- holds, so leasing a row writes no index entry (on PostgreSQL a heap-only update, given room on
+  -- the row's page: the table's fill factor leaves it). On PostgreSQL the claim's fair-order index
+  -- holds pending deliveries only and the due index no delivered ones, so a delivered row version
+  -- writes no entry into either (SQLite keeps its indexes: see migration-types.ts).
+  ${t.pendingIndexes}
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

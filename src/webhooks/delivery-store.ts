@@ -10,8 +10,9 @@ import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-t
  *
  * - `claimDue` leases due deliveries in fair order (`fair_at`, then id; docs/webhooks.md),
  *   skipping those leased, recorded or cancelled and the queues of disabled hooks, at most
- *   `rooms` (or `fresh`) per origin; the lease moves each one's due time to its end, and a lease
- *   that ends makes the delivery due again. Two replicas claiming at once never lease one row
+ *   `rooms` (or `fresh`) per origin; a lease holds each one until its end (`leased_until`, a
+ *   column no index holds, so a lease writes no index entry; `next_attempt_at` stays), and a
+ *   lease that ends makes the delivery due again. Two replicas claiming at once never lease one row
  *   both.
  * - `recordOutcomes` writes finished attempts: each delivery's new state (delivered, pending
  *   again at its retry time, dead; a 410 disables the hook and cancels its queue) and its line
@@ -42,7 +43,7 @@ export async function renewDeliveryLeases(db: Db, held: Due[], until: number): P
   for (const part of chunks(held)) {
     const rows = await db.kysely
       .updateTable('deliveries')
-      .set({ leased_until: until, next_attempt_at: until })
+      .set({ leased_until: until })
       .where(
         'id',
         'in',

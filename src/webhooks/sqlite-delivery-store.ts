@@ -39,7 +39,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
 /**
  * Leases due deliveries inside the claim's transaction. Candidates are read in fair order
  * (`fair_at`, docs/webhooks.md), at most `rooms` (or `fresh`) per origin are leased, and the
- * lease moves each delivery's due time to its end.
+ * lease holds each delivery until its end (`leased_until`).
  */
 async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, recorded: AttemptRecord[]): Promise<ClaimResult> {
   const rooms = options.rooms ?? new Map<string, number>();
@@ -51,6 +51,7 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
     .select('id')
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
+    .where('leased_until', '<=', now)
     .limit(1)
     .executeTakeFirst();
   if (!anyDue) return { due: [], seen: 0 };
@@ -63,8 +64,9 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
     .where('d.status', '=', 'pending')
     // `+` keeps the planner off the due index here: the scan follows deliveries_fair
     // (status, fair_at, next_attempt_at) in fair order, checking dueness in the index,
-    // instead of sorting every due row.
+    // instead of sorting every due row; a lease is checked on the row.
     .where(sql<number>`+d.next_attempt_at`, '<=', now)
+    .where('d.leased_until', '<=', now)
     .where('h.status', '!=', 'disabled')
     .$if(saturated.length > 0, (q) => q.where(sql<string>`coalesce(h.target_origin, 'invalid')`, 'not in', saturated))
     // Rows recorded in this transaction are not claimed by it (as on PostgreSQL); one parameter however many.
@@ -87,7 +89,8 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
     .map((d) => Number(d.id));
   if (ids.length === 0) return { due: [], seen: 0 };
   const until = now + options.leaseMs;
-  await trx.updateTable('deliveries').set({ leased_until: until, next_attempt_at: until }).where('id', 'in', ids).execute();
+  // leased_until alone, a column no index holds: the lease writes no index entry.
+  await trx.updateTable('deliveries').set({ leased_until: until }).where('id', 'in', ids).execute();
   const rows = await trx
     .selectFrom('deliveries as d')
     .innerJoin('hooks as h', 'h.id', 'd.hook_id')
