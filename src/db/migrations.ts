@@ -287,6 +287,14 @@ export const migrations: Array<(t: Types) => string> = [
   -- the same digest changed nothing, and reads no snapshot row. NULL: compare row by row.
   ALTER TABLE watches ADD COLUMN snapshot_digest TEXT;
   `,
+  (t) => `
+  -- On PostgreSQL a delivery's lease is its leased_until alone (webhooks/delivery-store.ts), a
+  -- column no index holds, so leasing a row is a heap-only update that writes no index entry,
+  -- given room on the row's page (the table's fill factor leaves it). The claim's fair-order index
+  -- holds pending deliveries only and the due index no delivered ones, so a delivered row version
+  -- writes no entry into either. SQLite keeps its indexes and its lease (see migration-types.ts).
+  ${t.pendingIndexes}
+  `,
 ];
 
 export function renderMigration(index: number, engine: Engine): string {

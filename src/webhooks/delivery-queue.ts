@@ -81,7 +81,10 @@ export class DeliveryQueue {
         sql<number>`coalesce(sum(CASE WHEN status = 'pending' AND attempts = 0 THEN 1 ELSE 0 END), 0)`.as('pending'),
         sql<number>`coalesce(sum(CASE WHEN status = 'pending' AND attempts > 0 THEN 1 ELSE 0 END), 0)`.as('retrying'),
         sql<number>`coalesce(sum(CASE WHEN status = 'dead' THEN 1 ELSE 0 END), 0)`.as('dead'),
-        sql<number | null>`min(CASE WHEN status = 'pending' THEN next_attempt_at END)`.as('first_due'),
+        // A leased delivery's due time is its lease's end.
+        sql<number | null>`min(CASE WHEN status <> 'pending' THEN NULL WHEN leased_until > next_attempt_at THEN leased_until ELSE next_attempt_at END)`.as(
+          'first_due',
+        ),
       ])
       .where('status', 'in', ['pending', 'dead'])
       .executeTakeFirstOrThrow();

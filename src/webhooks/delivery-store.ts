@@ -10,8 +10,10 @@ import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-t
  *
  * - `claimDue` leases due deliveries in fair order (`fair_at`, then id; docs/webhooks.md),
  *   skipping those leased, recorded or cancelled and the queues of disabled hooks, at most
- *   `rooms` (or `fresh`) per origin; the lease moves each one's due time to its end, and a lease
- *   that ends makes the delivery due again. Two replicas claiming at once never lease one row
+ *   `rooms` (or `fresh`) per origin; a lease holds each one until its end (`leased_until`; on
+ *   PostgreSQL that column alone, which no index holds, so a lease writes no index entry and
+ *   `next_attempt_at` stays; on SQLite `next_attempt_at` moves there too), and a lease that
+ *   ends makes the delivery due again. Two replicas claiming at once never lease one row
  *   both.
  * - `recordOutcomes` writes finished attempts: each delivery's new state (delivered, pending
  *   again at its retry time, dead; a 410 disables the hook and cancels its queue) and its line
@@ -42,7 +44,7 @@ export async function renewDeliveryLeases(db: Db, held: Due[], until: number): P
   for (const part of chunks(held)) {
     const rows = await db.kysely
       .updateTable('deliveries')
-      .set({ leased_until: until, next_attempt_at: until })
+      .set(db.engine === 'sqlite' ? sqliteLease(until) : { leased_until: until })
       .where(
         'id',
         'in',
@@ -62,4 +64,15 @@ export async function releaseDeliveryLeases(db: Db, ids: number[], now: number):
   for (const part of chunks(ids)) {
     await db.kysely.updateTable('deliveries').set({ leased_until: 0, next_attempt_at: now }).where('id', 'in', part).where('status', '=', 'pending').execute();
   }
+}
+
+/**
+ * A lease's columns on SQLite: its end in `leased_until` and, unlike PostgreSQL's (a heap-only
+ * update that changes no indexed column), in `next_attempt_at` too, so the claim's scans skip
+ * leased rows in the due and fair-order indexes without reading them. SQLite rewrites only the
+ * index entries whose columns change: that is two per lease, and reading each leased row on
+ * every claim instead cost more (docs/benchmarks.md, 2026-11-27 night).
+ */
+export function sqliteLease(until: number): { leased_until: number; next_attempt_at: number } {
+  return { leased_until: until, next_attempt_at: until };
 }

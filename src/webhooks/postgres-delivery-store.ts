@@ -156,14 +156,18 @@ async function pgClaim(
       SELECT d.id, d.fair_at, coalesce(h.target_origin, 'invalid') AS origin
       FROM deliveries d JOIN hooks h ON h.id = d.hook_id
       WHERE d.status = 'pending'
-        -- \`+\` keeps the planner on deliveries_fair, in fair order (see delivery-queue.ts).
+        -- \`+\` keeps the planner on deliveries_pending_fair, in fair order (see delivery-queue.ts).
         AND +d.next_attempt_at <= ${now}
+        -- Leased (in flight): checked on the row, which the lock reads anyway.
+        AND d.leased_until <= ${now}
         AND h.status <> 'disabled'
         AND coalesce(h.target_origin, 'invalid') <> ALL(${saturated}::text[])
         -- Rows recorded by this statement are not claimed by it (one row, one change).
         AND d.id <> ALL(${recorded}::bigint[])
-        -- Nothing due at all: one step on the due index instead of walking waiting retries.
-        AND EXISTS (SELECT 1 FROM deliveries x WHERE x.status = 'pending' AND x.next_attempt_at <= ${now})
+        -- Nothing due at all: a few steps on the due index (past the leased rows, checked on
+        -- the row) instead of walking waiting retries; the order keeps the planner on it.
+        AND (SELECT x.id FROM deliveries x WHERE x.status = 'pending' AND x.next_attempt_at <= ${now} AND x.leased_until <= ${now}
+          ORDER BY x.next_attempt_at LIMIT 1) IS NOT NULL
       ORDER BY d.fair_at, d.id
       LIMIT ${options.limit}
       FOR UPDATE OF d SKIP LOCKED
@@ -176,7 +180,8 @@ async function pgClaim(
       WHERE c.n <= coalesce(room.n, ${fresh})
     ),
     leased AS (
-      UPDATE deliveries d SET leased_until = ${until}, next_attempt_at = ${until}
+      -- leased_until alone: no indexed column changes, so the new row version is a HOT update.
+      UPDATE deliveries d SET leased_until = ${until}
       FROM picked p, hooks h, events e
       WHERE d.id = p.id AND h.id = d.hook_id AND e.seq = d.event_seq
       RETURNING d.id, d.hook_id, d.webhook_id, d.attempts, h.target_url, coalesce(h.target_origin, 'invalid') AS target_origin,

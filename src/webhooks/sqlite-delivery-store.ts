@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { recordAttempts, recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
-import { releaseDeliveryLeases, renewDeliveryLeases, type DeliveryStore } from './delivery-store.js';
+import { releaseDeliveryLeases, renewDeliveryLeases, sqliteLease, type DeliveryStore } from './delivery-store.js';
 
 /**
  * The delivery queue on SQLite (the contract: delivery-store.ts). A claim is a few statements
@@ -39,7 +39,8 @@ export class SqliteDeliveryStore implements DeliveryStore {
 /**
  * Leases due deliveries inside the claim's transaction. Candidates are read in fair order
  * (`fair_at`, docs/webhooks.md), at most `rooms` (or `fresh`) per origin are leased, and the
- * lease moves each delivery's due time to its end.
+ * lease holds each delivery until its end (`leased_until`) and moves its due time there too
+ * (`sqliteLease`).
  */
 async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, recorded: AttemptRecord[]): Promise<ClaimResult> {
   const rooms = options.rooms ?? new Map<string, number>();
@@ -51,6 +52,7 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
     .select('id')
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
+    .where('leased_until', '<=', now)
     .limit(1)
     .executeTakeFirst();
   if (!anyDue) return { due: [], seen: 0 };
@@ -62,9 +64,10 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
     .select(['d.id', sql<string>`coalesce(h.target_origin, 'invalid')`.as('target_origin')])
     .where('d.status', '=', 'pending')
     // `+` keeps the planner off the due index here: the scan follows deliveries_fair
-    // (status, fair_at, next_attempt_at) in fair order, checking dueness in the index,
-    // instead of sorting every due row.
+    // (status, fair_at, next_attempt_at) in fair order, checking dueness in the index
+    // (a leased row's due time is its lease's end), instead of sorting every due row.
     .where(sql<number>`+d.next_attempt_at`, '<=', now)
+    .where('d.leased_until', '<=', now)
     .where('h.status', '!=', 'disabled')
     .$if(saturated.length > 0, (q) => q.where(sql<string>`coalesce(h.target_origin, 'invalid')`, 'not in', saturated))
     // Rows recorded in this transaction are not claimed by it (as on PostgreSQL); one parameter however many.
@@ -87,7 +90,7 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
     .map((d) => Number(d.id));
   if (ids.length === 0) return { due: [], seen: 0 };
   const until = now + options.leaseMs;
-  await trx.updateTable('deliveries').set({ leased_until: until, next_attempt_at: until }).where('id', 'in', ids).execute();
+  await trx.updateTable('deliveries').set(sqliteLease(until)).where('id', 'in', ids).execute();
   const rows = await trx
     .selectFrom('deliveries as d')
     .innerJoin('hooks as h', 'h.id', 'd.hook_id')
