@@ -288,11 +288,9 @@ export const migrations: Array<(t: Types) => string> = [
   ALTER TABLE watches ADD COLUMN snapshot_digest TEXT;
   `,
   (t) => `
-  -- On PostgreSQL a delivery's lease is its leased_until alone (webhooks/delivery-store.ts), a
-  -- column no index holds, so leasing a row is a heap-only update that writes no index entry,
-  -- given room on the row's page (the table's fill factor leaves it). The claim's fair-order index
-  -- holds pending deliveries only and the due index no delivered ones, so a delivered row version
-  -- writes no entry into either. SQLite keeps its indexes and its lease (see migration-types.ts).
+  -- PostgreSQL: a lease is leased_until alone, in no index: a heap-only update, given room on the
+  -- page (fill factor); fair-order and due indexes leave delivered rows out (webhooks/delivery-store.ts).
+  -- SQLite keeps its indexes and its lease (migration-types.ts).
   ${t.pendingIndexes}
   `,
 ];

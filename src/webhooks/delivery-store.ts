@@ -36,15 +36,22 @@ export interface DeliveryStore {
 }
 
 /**
- * `renewLeases`, the same on both engines: one statement per chunk; a row is still ours when
- * its lease end is one this replica set (a takeover sets a later one) and it is still pending.
+ * `renewLeases`, the same on both engines but for the lease's columns (`lease`: the store's
+ * own, `sqliteLease` or PostgreSQL's `leased_until` alone): one statement per chunk; a row is
+ * still ours when its lease end is one this replica set (a takeover sets a later one) and it
+ * is still pending.
  */
-export async function renewDeliveryLeases(db: Db, held: Due[], until: number): Promise<Set<number>> {
+export async function renewDeliveryLeases(
+  db: Db,
+  held: Due[],
+  until: number,
+  lease: (until: number) => { leased_until: number; next_attempt_at?: number },
+): Promise<Set<number>> {
   const renewed = new Set<number>();
   for (const part of chunks(held)) {
     const rows = await db.kysely
       .updateTable('deliveries')
-      .set(db.engine === 'sqlite' ? sqliteLease(until) : { leased_until: until })
+      .set(lease(until))
       .where(
         'id',
         'in',

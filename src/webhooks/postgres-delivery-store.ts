@@ -39,7 +39,8 @@ export class PostgresDeliveryStore implements DeliveryStore {
   }
 
   renewLeases(held: Due[], until: number): Promise<Set<number>> {
-    return renewDeliveryLeases(this.db, held, until);
+    // The lease alone, a heap-only update (delivery-store.ts).
+    return renewDeliveryLeases(this.db, held, until, (end) => ({ leased_until: end }));
   }
 
   releaseLeases(ids: number[], now: number): Promise<void> {

@@ -28,7 +28,7 @@ export class SqliteDeliveryStore implements DeliveryStore {
   }
 
   renewLeases(held: Due[], until: number): Promise<Set<number>> {
-    return renewDeliveryLeases(this.db, held, until);
+    return renewDeliveryLeases(this.db, held, until, sqliteLease);
   }
 
   releaseLeases(ids: number[], now: number): Promise<void> {
