@@ -1,7 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { beforeEach, describe, expect, test } from '@jest/globals';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
@@ -11,10 +8,11 @@ import type { DeliveryStore } from '../../src/webhooks/delivery-store.js';
 import type { AttemptRecord, Due, Outcome } from '../../src/webhooks/delivery-types.js';
 import { PostgresDeliveryStore } from '../../src/webhooks/postgres-delivery-store.js';
 import { SqliteDeliveryStore } from '../../src/webhooks/sqlite-delivery-store.js';
-import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
-import { openTestDatabase, testEngine } from '../helpers/engine.js';
+import type { TestApp } from '../helpers/app.js';
+import { appWithSecondConnection } from '../helpers/two-connections.js';
+import { testEngine } from '../helpers/engine.js';
 import { queueOfflineEvents } from '../helpers/queued-events.js';
-import { catalog, keys } from '../fixtures/catalog.js';
+import { keys } from '../fixtures/catalog.js';
 
 /**
  * Deleting a hook while the deliverer records finished attempts of its deliveries (issue 24):
@@ -28,20 +26,11 @@ import { catalog, keys } from '../fixtures/catalog.js';
 const deliveryStore = (db: Db) =>
   byEngine<DeliveryStore>(db.engine, { sqlite: () => new SqliteDeliveryStore(db), postgres: () => new PostgresDeliveryStore(db) });
 
+const rig = appWithSecondConnection('hook-delete-race');
 let t: TestApp;
 let other: Db;
-let cleanups: Array<() => Promise<void> | void> = [];
-
-beforeEach(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hook-delete-race-'));
-  const databasePath = join(dir, 'connector.db');
-  t = await buildTestApp({ dataset: catalog(), databasePath, keep: true, clock: new ManualClock(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-  const second = await openTestDatabase(databasePath);
-  other = second.db;
-  cleanups = [() => t.close(), () => other.close(), () => second.drop(), () => rmSync(dir, { recursive: true, force: true })];
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+beforeEach(() => {
+  ({ app: t, other } = rig);
 });
 
 const leaseMs = 60_000;

@@ -1,7 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { beforeEach, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { hashKey } from '../../src/auth/keys.js';
 import type { Db } from '../../src/db/database.js';
@@ -13,10 +10,10 @@ import type { DeliveryStore } from '../../src/webhooks/delivery-store.js';
 import type { AttemptRecord, Due, Outcome } from '../../src/webhooks/delivery-types.js';
 import { PostgresDeliveryStore } from '../../src/webhooks/postgres-delivery-store.js';
 import { SqliteDeliveryStore } from '../../src/webhooks/sqlite-delivery-store.js';
-import { buildTestApp, ManualClock, sqlHelpers, type TestApp } from '../helpers/app.js';
+import { sqlHelpers, type TestApp } from '../helpers/app.js';
 import { queueOfflineEvents } from '../helpers/queued-events.js';
-import { openTestDatabase } from '../helpers/engine.js';
-import { catalog, keys } from '../fixtures/catalog.js';
+import { appWithSecondConnection } from '../helpers/two-connections.js';
+import { keys } from '../fixtures/catalog.js';
 
 /**
  * The one contract of each queue's engine stores (webhooks/delivery-store.ts,
@@ -30,20 +27,11 @@ const deliveryStore = (db: Db) =>
   byEngine<DeliveryStore>(db.engine, { sqlite: () => new SqliteDeliveryStore(db), postgres: () => new PostgresDeliveryStore(db) });
 const watchQueue = (db: Db) => byEngine<WatchQueue>(db.engine, { sqlite: () => new SqliteWatchQueue(db), postgres: () => new PostgresWatchQueue(db) });
 
+const rig = appWithSecondConnection('queue-stores');
 let t: TestApp;
 let other: Db;
-let cleanups: Array<() => Promise<void> | void> = [];
-
-beforeEach(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'queue-stores-'));
-  const databasePath = join(dir, 'connector.db');
-  t = await buildTestApp({ dataset: catalog(), databasePath, keep: true, clock: new ManualClock(), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-  const second = await openTestDatabase(databasePath);
-  other = second.db;
-  cleanups = [() => t.close(), () => other.close(), () => second.drop(), () => rmSync(dir, { recursive: true, force: true })];
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+beforeEach(() => {
+  ({ app: t, other } = rig);
 });
 
 const leaseMs = 60_000;
