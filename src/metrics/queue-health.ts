@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { pendingDueAt } from '../db/delivery-due.js';
 
 export interface OriginHealth {
   target_origin: string;
@@ -23,10 +24,7 @@ export async function originHealth(db: Db, nowMs: number): Promise<OriginHealth[
       sql<number>`coalesce(sum(CASE WHEN d.status = 'pending' AND d.attempts = 0 THEN 1 ELSE 0 END), 0)`.as('pending'),
       sql<number>`coalesce(sum(CASE WHEN d.status = 'pending' AND d.attempts > 0 THEN 1 ELSE 0 END), 0)`.as('waiting'),
       sql<number>`coalesce(sum(CASE WHEN d.status = 'dead' THEN 1 ELSE 0 END), 0)`.as('dead'),
-      // A leased delivery's due time is its lease's end.
-      sql<
-        number | null
-      >`min(CASE WHEN d.status <> 'pending' THEN NULL WHEN d.leased_until > d.next_attempt_at THEN d.leased_until ELSE d.next_attempt_at END)`.as('first_due'),
+      sql<number | null>`min(${pendingDueAt('d')})`.as('first_due'),
     ])
     .where('d.status', 'in', ['pending', 'dead'])
     .groupBy(sql`coalesce(h.target_origin, 'invalid')`)

@@ -5,6 +5,7 @@ import { formatMicros } from '../time/timestamps.js';
 import type { Hook } from './hook-store.js';
 import type { RequestWaits } from '../db/wait-budget.js';
 import { requestView } from '../db/request-view.js';
+import { pendingDueAt } from '../db/delivery-due.js';
 
 /**
  * What a delivery is, as its hook's deliveries list shows it. `held`: pending while its hook is
@@ -110,7 +111,8 @@ export class DeliveryLog {
   private async items(hook: Hook, filter: DeliveryFilter): Promise<{ items: DeliveryItem[]; more: boolean }> {
     const rows = await this.base(hook, filter)
       .leftJoin('delivery_attempts as a', (join) => join.on('a.id', '=', sql<number>`(SELECT max(x.id) FROM delivery_attempts x WHERE x.delivery_id = d.id)`))
-      .select(['d.id', 'd.webhook_id', 'd.status', 'd.next_attempt_at', 'd.leased_until', 'e.id as event_id', 'e.type as event_type'])
+      .select(['d.id', 'd.webhook_id', 'd.status', 'e.id as event_id', 'e.type as event_type'])
+      .select(pendingDueAt('d').as('due_at'))
       .select(['a.attempt', 'a.status_code', 'a.error', 'a.duration_ms', 'a.attempted_at', 'a.outcome'])
       .$if(filter.before !== undefined, (q) => q.where('d.id', '<', filter.before!))
       .orderBy('d.id', 'desc')
@@ -127,8 +129,7 @@ export class DeliveryLog {
       error: r.error,
       duration_ms: r.duration_ms === null ? null : Number(r.duration_ms),
       attempted_at: r.attempted_at,
-      // A leased delivery is due next when its lease ends.
-      next_attempt_at: r.status === 'pending' ? formatMicros(Math.max(Number(r.next_attempt_at), Number(r.leased_until)) * 1000) : null,
+      next_attempt_at: r.due_at === null ? null : formatMicros(Number(r.due_at) * 1000),
       outcome: r.outcome,
       delivery_status: stateOf(r.status, r.event_type, hook),
     }));

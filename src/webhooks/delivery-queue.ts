@@ -4,6 +4,7 @@ import type { Clock } from '../time/timestamps.js';
 import { expireDeliveries } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
 import type { DeliveryStore } from './delivery-store.js';
+import { pendingDueAt } from '../db/delivery-due.js';
 
 export type { AttemptRecord, ClaimOptions, ClaimResult, Due, Outcome } from './delivery-types.js';
 
@@ -81,10 +82,7 @@ export class DeliveryQueue {
         sql<number>`coalesce(sum(CASE WHEN status = 'pending' AND attempts = 0 THEN 1 ELSE 0 END), 0)`.as('pending'),
         sql<number>`coalesce(sum(CASE WHEN status = 'pending' AND attempts > 0 THEN 1 ELSE 0 END), 0)`.as('retrying'),
         sql<number>`coalesce(sum(CASE WHEN status = 'dead' THEN 1 ELSE 0 END), 0)`.as('dead'),
-        // A leased delivery's due time is its lease's end.
-        sql<number | null>`min(CASE WHEN status <> 'pending' THEN NULL WHEN leased_until > next_attempt_at THEN leased_until ELSE next_attempt_at END)`.as(
-          'first_due',
-        ),
+        sql<number | null>`min(${pendingDueAt()})`.as('first_due'),
       ])
       .where('status', 'in', ['pending', 'dead'])
       .executeTakeFirstOrThrow();
