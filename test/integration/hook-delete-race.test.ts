@@ -36,6 +36,34 @@ beforeEach(() => {
 const leaseMs = 60_000;
 const device = 'a4:83:e7:1f:2b:01';
 
+/**
+ * Runs `work` while another connection holds delivery `held`; once the work waits on it (and
+ * `whileWorkWaits` has run), deletes hook `id` through the API, waits until the delete waits
+ * too, then lets go. Both outcomes, settled.
+ */
+async function deleteHookDuring<T>(
+  held: number,
+  id: string,
+  work: () => Promise<T>,
+  whileWorkWaits: () => Promise<void> = async () => undefined,
+): Promise<[PromiseSettledResult<T>, PromiseSettledResult<request.Response>]> {
+  const hold = await holdDelivery(held);
+  const running = work();
+  let deleted: Promise<request.Response> | undefined;
+  try {
+    await hold.blocked(1);
+    await whileWorkWaits();
+    deleted = request(t.app)
+      .delete(`/v1/hooks/${id}`)
+      .set('X-API-Key', keys.ana)
+      .then((res) => res);
+    await hold.blocked(2);
+  } finally {
+    await hold.release();
+  }
+  return Promise.allSettled([running, deleted!]) as Promise<[PromiseSettledResult<T>, PromiseSettledResult<request.Response>]>;
+}
+
 async function hook(): Promise<string> {
   const res = await request(t.app)
     .post('/v1/hooks')
@@ -97,24 +125,16 @@ describe('deleting a hook while its attempts are recorded', () => {
     const store = deliveryStore(t.db);
     const [first, second] = (await store.claimDue(t.clock.now(), { limit: 2, leaseMs })).due;
 
-    const hold = await holdDelivery(first!.id);
-    const recorded = store.recordOutcomes([attempt(first!, outcome), attempt(second!, 'delivered')]);
-    let deleted: Promise<request.Response>;
-    try {
-      await hold.blocked(1);
-      // The lock order: waiting on a delivery, the record already holds its hook's row.
-      if (testEngine === 'postgres')
-        await expect(sql`SELECT id FROM hooks WHERE id = ${id} FOR UPDATE NOWAIT`.execute(other.kysely)).rejects.toMatchObject({ code: '55P03' });
-      deleted = request(t.app)
-        .delete(`/v1/hooks/${id}`)
-        .set('X-API-Key', keys.ana)
-        .then((res) => res);
-      await hold.blocked(2);
-    } finally {
-      await hold.release();
-    }
-
-    const [record, del] = await Promise.allSettled([recorded, deleted]);
+    const [record, del] = await deleteHookDuring(
+      first!.id,
+      id,
+      () => store.recordOutcomes([attempt(first!, outcome), attempt(second!, 'delivered')]),
+      async () => {
+        // The lock order: waiting on a delivery, the record already holds its hook's row.
+        if (testEngine === 'postgres')
+          await expect(sql`SELECT id FROM hooks WHERE id = ${id} FOR UPDATE NOWAIT`.execute(other.kysely)).rejects.toMatchObject({ code: '55P03' });
+      },
+    );
     expect(record).toEqual({ status: 'fulfilled', value: undefined });
     expect(del.status === 'fulfilled' && del.value.status).toBe(204);
     expect(Number(await t.value('SELECT count(*) FROM hooks WHERE id = ?', id))).toBe(0);
@@ -128,21 +148,9 @@ describe('deleting a hook while its attempts are recorded', () => {
     const store = deliveryStore(t.db);
     const [first, second] = (await store.claimDue(t.clock.now(), { limit: 2, leaseMs })).due;
 
-    const hold = await holdDelivery(second!.id);
-    const claimed = store.claimDue(t.clock.now(), { limit: 10, leaseMs, records: [attempt(first!, 'retrying'), attempt(second!, 'delivered')] });
-    let deleted: Promise<request.Response>;
-    try {
-      await hold.blocked(1);
-      deleted = request(t.app)
-        .delete(`/v1/hooks/${id}`)
-        .set('X-API-Key', keys.ana)
-        .then((res) => res);
-      await hold.blocked(2);
-    } finally {
-      await hold.release();
-    }
-
-    const [claim, del] = await Promise.allSettled([claimed, deleted]);
+    const [claim, del] = await deleteHookDuring(second!.id, id, () =>
+      store.claimDue(t.clock.now(), { limit: 10, leaseMs, records: [attempt(first!, 'retrying'), attempt(second!, 'delivered')] }),
+    );
     expect(claim.status).toBe('fulfilled');
     expect(del.status === 'fulfilled' && del.value.status).toBe(204);
     expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(0);
