@@ -7,6 +7,13 @@ export interface LogSinkOptions {
   maxBufferedBytes?: number;
   /** Turns one JSON line into what is written (the pretty format); none = written as is. */
   format?: (line: string) => string;
+  /**
+   * Lines written in one turn of the event loop go out in one write: the stream is corked at
+   * the first and uncorked on the next tick (the process's stdout sink). A poll that records a
+   * mass outage logs a line per status change, and each line was a system call of its own
+   * (on a pipe, 11 % of the CPU of recording such a poll). Off: every line is written at once.
+   */
+  coalesce?: boolean;
 }
 
 /** A few thousand access lines: enough to ride out a slow reader, small next to the process. */
@@ -22,7 +29,9 @@ const defaultMaxBufferedBytes = 512 * 1024;
  *   many were lost, then lines flow again;
  * - after a stream error (EPIPE: the reader is gone; the stream is then destroyed) every line
  *   is dropped and counted;
- * - `drain(ms)` lets a clean shutdown wait, at most `ms`, for what is still buffered.
+ * - `drain(ms)` lets a clean shutdown wait, at most `ms`, for what is still buffered;
+ * - with `coalesce`, the lines of one turn of the event loop are one write (uncorked on the next
+ *   tick, or at the process's exit if that comes first).
  */
 export class LogSink {
   /** Lines dropped since start (reader too slow, stopped or gone). */
@@ -31,12 +40,34 @@ export class LogSink {
   private readonly stream: Writable;
   private readonly maxBytes: number;
   private readonly format: (line: string) => string;
+  private readonly coalesce: boolean;
+  /** Corked by this sink until the next tick. */
+  private corked = false;
 
   constructor(options: LogSinkOptions) {
     this.stream = options.stream;
     this.maxBytes = options.maxBufferedBytes ?? defaultMaxBufferedBytes;
     this.format = options.format ?? ((line) => line);
+    this.coalesce = options.coalesce ?? false;
     guardErrors(this.stream);
+  }
+
+  /** Writes what this sink corked (next tick, or exit). */
+  private readonly uncork = (): void => {
+    if (!this.corked) return;
+    this.corked = false;
+    process.off('exit', this.uncork);
+    this.stream.uncork();
+  };
+
+  private send(text: string): void {
+    if (this.coalesce && !this.corked) {
+      this.corked = true;
+      this.stream.cork();
+      process.nextTick(this.uncork);
+      process.once('exit', this.uncork);
+    }
+    this.stream.write(text);
   }
 
   write(line: string): void {
@@ -50,9 +81,9 @@ export class LogSink {
     if (this.unreported > 0) {
       const notice = { level: 40, time: Date.now(), dropped: this.unreported, msg: 'log lines dropped: the log reader was not keeping up' };
       this.unreported = 0;
-      this.stream.write(this.format(`${JSON.stringify(notice)}\n`));
+      this.send(this.format(`${JSON.stringify(notice)}\n`));
     }
-    this.stream.write(this.format(line));
+    this.send(this.format(line));
   }
 
   private isBroken(): boolean {

@@ -46,7 +46,7 @@ export function stdoutSink(format: LogFormat): LogSink {
   const chosen = format === 'pretty' || (format === 'auto' && tty) ? 'pretty' : 'json';
   let sink = sinks.get(chosen);
   if (!sink) {
-    sink = new LogSink({ stream: process.stdout, format: chosen === 'pretty' ? prettyLine(tty) : undefined });
+    sink = new LogSink({ stream: process.stdout, format: chosen === 'pretty' ? prettyLine(tty) : undefined, coalesce: true });
     sinks.set(chosen, sink);
   }
   return sink;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { LogSink } from '../../src/log-sink.js';
 import { createLogger, prettyLine } from '../../src/logger.js';
 
@@ -65,6 +65,53 @@ describe('LogSink: bounded, never blocking', () => {
     // The reader never reads, so only the timeout ends the wait; generous for a busy machine.
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(stream.writableLength).toBeGreaterThan(0);
+  });
+});
+
+describe('LogSink: coalesce', () => {
+  /** A stream that records each write it gets: one entry per system call a socket or pipe would make. */
+  function recording(): { stream: Writable; writes: string[][] } {
+    const writes: string[][] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        writes.push([chunk.toString()]);
+        done();
+      },
+      writev(chunks, done) {
+        writes.push(chunks.map((c) => String(c.chunk)));
+        done();
+      },
+    });
+    return { stream, writes };
+  }
+
+  test('the lines of one turn of the event loop are one write, in order; the next turn starts another', async () => {
+    const { stream, writes } = recording();
+    const sink = new LogSink({ stream, coalesce: true });
+    for (let i = 0; i < 10; i++) sink.write(line(i));
+    expect(writes).toHaveLength(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([Array.from({ length: 10 }, (_, i) => line(i))]);
+    sink.write(line(10));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(2);
+    expect(writes[1]).toEqual([line(10)]);
+  });
+
+  test('without coalesce every line is written at once', () => {
+    const { stream, writes } = recording();
+    const sink = new LogSink({ stream });
+    for (let i = 0; i < 3; i++) sink.write(line(i));
+    expect(writes).toHaveLength(3);
+  });
+
+  test('corked lines still count against the bound, and drain waits for them', async () => {
+    const { stream, writes } = recording();
+    const sink = new LogSink({ stream, coalesce: true, maxBufferedBytes: 1024 });
+    for (let i = 0; i < 100; i++) sink.write(line(i));
+    expect(sink.dropped).toBeGreaterThan(50);
+    await sink.drain(1000);
+    expect(writes.flat()).toHaveLength(100 - sink.dropped);
   });
 });
 
