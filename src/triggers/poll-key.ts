@@ -14,19 +14,47 @@ export type PollKeyDeps = PollerOptions & { futureHeartbeats: FutureHeartbeatLog
 /** The least time between two polls of a key, as a share of the interval (`nextPollTime`). */
 export const minPollGapShare = 0.95;
 
+/** The most time between two polls of a key that the schedule chooses, as a share of the interval, while it moves a key to its slot. */
+export const maxPollGapShare = 1.3;
+
+/**
+ * A key's slot: where in the interval its polls belong, in milliseconds past a multiple of the
+ * interval (from its hash, so every replica agrees). Keys' slots are spread evenly over the
+ * interval, as Prometheus spreads its scrape targets: however the keys fell due (all at once
+ * after a restart, a database outage or a mass outage's slow polls), the schedule brings each
+ * back to its slot, and the poller is asked for as many polls in every second of the interval.
+ */
+export function pollSlot(keyHash: string, intervalMs: number): number {
+  return Number.parseInt(keyHash.slice(0, 12), 16) % intervalMs;
+}
+
 /**
  * A key's next poll time (docs/triggers.md). A background poll keeps the key's place: its
  * next poll is an interval after it was `due`, not after it ran, so a poll that started late
  * (a busy replica, many keys due at once, a claim a tick late) does not push every later poll
  * of the key back by as much, which under a sustained load made each gap an interval plus the
  * wait. Never sooner than `minPollGapShare` of an interval after this poll asked the source,
- * though: a poll that ran late catches up by at most 5 % of an interval, so two polls of a key
- * reach the source at least 0.95 intervals apart. Without `due` (a request's own poll, a
- * baseline) an interval after the source was asked.
+ * though, so two polls of a key reach the source at least 0.95 intervals apart.
+ *
+ * With its `slot` (pollSlot), a background poll off its slot moves the key towards it: back to
+ * it when it is that close behind (a poll that ran a little late), else forward, at most to
+ * `maxPollGapShare` of an interval after the source was asked, so a key that fell due with
+ * every other (a catch-up) is on its slot within a few polls, no gap longer than 1.3 intervals
+ * meanwhile. A key on its slot stays there. Without `due` (a request's own poll, a baseline)
+ * an interval after the source was asked.
  */
-export function nextPollTime(intervalMs: number, askedAt: number, due?: number): number {
+export function nextPollTime(intervalMs: number, askedAt: number, due?: number, slot?: number): number {
   if (due === undefined) return askedAt + intervalMs;
-  return Math.max(due + intervalMs, askedAt + Math.ceil(minPollGapShare * intervalMs));
+  const soonest = askedAt + Math.ceil(minPollGapShare * intervalMs);
+  const kept = Math.max(due + intervalMs, soonest);
+  if (slot === undefined) return kept;
+  const behind = (((kept - slot) % intervalMs) + intervalMs) % intervalMs; // kept is this far past its slot
+  if (behind === 0) return kept;
+  const ahead = intervalMs - behind;
+  // Back to the slot when the least gap allows it; towards it when that is the quicker way
+  // (back a poll moves at most 0.05 intervals, forward up to 0.35); else forward.
+  if (kept - behind >= soonest || 5 * behind <= ahead) return Math.max(kept - behind, soonest);
+  return Math.max(kept, Math.min(kept + ahead, askedAt + Math.floor(maxPollGapShare * intervalMs)));
 }
 
 export interface PollKeyOptions {
@@ -105,7 +133,7 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
     const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished, digest: comparison.digestChange };
     const fresh = await log.record(watch.key_hash, changes, events, baseline, {
       owner,
-      nextPollAt: nextPollTime(deps.intervalMs, Math.max(started, askedAt), due),
+      nextPollAt: nextPollTime(deps.intervalMs, Math.max(started, askedAt), due, pollSlot(watch.key_hash, deps.intervalMs)),
     });
     if (fresh.length > 0) deps.onEvents?.(fresh);
     return fresh;

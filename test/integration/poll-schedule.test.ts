@@ -3,12 +3,13 @@ import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { catalog, keys } from '../fixtures/catalog.js';
 import { hashKey } from '../../src/auth/keys.js';
-import { minPollGapShare, nextPollTime } from '../../src/triggers/poll-key.js';
+import { maxPollGapShare, minPollGapShare, nextPollTime, pollSlot } from '../../src/triggers/poll-key.js';
 
 /**
  * A key's poll times (docs/triggers.md): a background poll keeps the key's place in the
  * interval, its next poll an interval after it was due however late it ran, but never less
- * than 0.95 intervals after it asked the source. Injected clock, embedded mode.
+ * than 0.95 intervals after it asked the source, and brings a key off its slot back to it
+ * (never more than 1.3 intervals after it asked). Injected clock, embedded mode.
  */
 const intervalMs = 30_000;
 const keyHash = hashKey(keys.ana);
@@ -31,12 +32,50 @@ test('nextPollTime: an interval after the key was due, at least 0.95 intervals a
   expect(nextPollTime(10_000, 1_002_000)).toBe(1_012_000);
 });
 
-test('a background poll that ran late keeps the key’s place in the interval; one that ran very late moves it 0.95 intervals on', async () => {
+test('nextPollTime with a slot: a key on its slot stays; one off it is back on it within four polls, every gap 0.95 to 1.3 intervals', () => {
+  const interval = 10_000;
+  // On its slot (due at a multiple of the interval plus the slot), polled on time or a little late: the next slot.
+  expect(nextPollTime(interval, 1_000_300, 1_000_300, 300)).toBe(1_010_300);
+  expect(nextPollTime(interval, 1_000_700, 1_000_300, 300)).toBe(1_010_300);
+  // 1 s late: 0.95 intervals on (9.5 s), 0.5 s past the slot; the next poll, on time, goes back to it.
+  expect(nextPollTime(interval, 1_001_300, 1_000_300, 300)).toBe(1_010_800);
+  expect(nextPollTime(interval, 1_010_800, 1_010_800, 300)).toBe(1_020_300);
+  // Caught up after a restart (due long ago): towards the slot, never more than 1.3 intervals on.
+  expect(nextPollTime(interval, 1_000_000, 900_000, 3_000)).toBe(1_013_000); // slot 1.3 intervals on: there at once
+  expect(nextPollTime(interval, 1_000_000, 900_000, 6_000)).toBe(1_013_000); // 1.6 intervals on: 1.3 now, the rest next time
+  expect(nextPollTime(interval, 1_013_000, 1_013_000, 6_000)).toBe(1_026_000);
+
+  // Every slot, from a catch-up where 1,000 keys were asked within 2 s, polls then on time.
+  for (let slot = 0; slot < interval; slot += 37) {
+    let asked = 1_000_000 + (slot % 2000);
+    let next = nextPollTime(interval, asked, 0, slot);
+    for (let poll = 0; poll < 4; poll += 1) {
+      expect(next - asked).toBeGreaterThanOrEqual(minPollGapShare * interval);
+      expect(next - asked).toBeLessThanOrEqual(maxPollGapShare * interval);
+      asked = next;
+      next = nextPollTime(interval, asked, asked, slot);
+    }
+    expect((next - slot) % interval).toBe(0);
+  }
+});
+
+test('a background poll keeps the key on its slot: a little late, back to it; late past the least gap, 0.95 intervals on and back at the next', async () => {
   t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(), env: { POLL_INTERVAL_MS: String(intervalMs) } });
+  const slot = pollSlot(keyHash, intervalMs);
   // The first trigger call enrols the key: its own baseline poll, the next an interval after it.
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
   const enrolledAt = t.clock.now();
   expect(await nextPollAt()).toBe(enrolledAt + intervalMs);
+
+  // Background polls on time: the key moves to its slot, no gap under 0.95 or over 1.3 intervals.
+  for (let poll = 0; poll < 4; poll += 1) {
+    const due = await nextPollAt();
+    t.clock.ms = due;
+    expect((await t.services.poller.runUntilIdle()).keys).toBe(1);
+    expect((await nextPollAt()) - due).toBeGreaterThanOrEqual(minPollGapShare * intervalMs);
+    expect((await nextPollAt()) - due).toBeLessThanOrEqual(maxPollGapShare * intervalMs);
+  }
+  expect((await nextPollAt()) % intervalMs).toBe(slot);
 
   // Polled 800 ms after it was due (a claim a tick late): the next is an interval after the due time.
   const due = await nextPollAt();
@@ -49,6 +88,12 @@ test('a background poll that ran late keeps the key’s place in the interval; o
   t.clock.ms = due2 + 3_000;
   expect((await t.services.poller.runUntilIdle()).keys).toBe(1);
   expect(await nextPollAt()).toBe(due2 + 3_000 + minPollGapShare * intervalMs);
+  // Polled on time then: back on its slot.
+  const due3 = await nextPollAt();
+  t.clock.ms = due3;
+  expect((await t.services.poller.runUntilIdle()).keys).toBe(1);
+  expect((await nextPollAt()) % intervalMs).toBe(slot);
+  expect((await nextPollAt()) - due3).toBe(intervalMs - 1_500);
 
   // Not due yet: nothing polled.
   t.clock.ms = (await nextPollAt()) - 1;
