@@ -21,6 +21,7 @@ import type { Metrics } from './metrics/metrics.js';
 import type { KeyStore } from './auth/key-store.js';
 import type { CatalogDirectory } from './auth/catalog-directory.js';
 import type { KeyLimits } from './auth/key-limits.js';
+import type { PollPressure } from './background/poll-pressure.js';
 
 /** Everything routes need, built once and handed to `createApp`. */
 export interface Services {
@@ -89,4 +90,6 @@ export interface ServiceDeps {
   fetch?: typeof fetch;
   /** Injected webhook sender; defaults to HTTP with the target guard. */
   sendWebhook?: WebhookSender;
+  /** Injected (tests): whether the poller is behind, which the deliverer yields to; defaults to PollPressure. */
+  pollPressure?: Pick<PollPressure, 'behind' | 'pollStarted'>;
 }

@@ -28,6 +28,7 @@ import { HookOperations } from './webhooks/hook-operations.js';
 import { OperationalEvents } from './webhooks/operational-events.js';
 import { RetentionSweeper } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { PollPressure } from './background/poll-pressure.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { SqliteDeliveryStore } from './webhooks/sqlite-delivery-store.js';
 import type { DeliveryStore } from './webhooks/delivery-store.js';
@@ -112,6 +113,8 @@ export function buildServices(deps: ServiceDeps): Services {
   const limits = keyLimits(new RateLimiter(rateLimits, clock, logger), config.RATE_LIMIT_PER_MINUTE, keyUsage);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
   const send = deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets);
+  // Behind: a poll started a tenth of an interval late (at least two of the poller's ticks).
+  const pollPressure = deps.pollPressure ?? new PollPressure(Math.max(0.1 * config.POLL_INTERVAL_MS, 2 * Math.min(1000, config.POLL_INTERVAL_MS / 4)));
   const deliverer = new WebhookDeliverer({
     queue: deliveryQueue,
     clock,
@@ -122,6 +125,7 @@ export function buildServices(deps: ServiceDeps): Services {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     perTargetConcurrency: config.WEBHOOK_TARGET_CONCURRENCY,
     metrics,
+    yieldTo: () => pollPressure.behind,
   });
   const hooks = new HookStore(db, box, clock, config.WEBHOOK_MAX_HOOKS_PER_KEY, config.WEBHOOK_SECRET_OVERLAP_MS);
   const operationalEvents = new OperationalEvents(db, clock, logger, () => deliverer.wake());
@@ -153,6 +157,7 @@ export function buildServices(deps: ServiceDeps): Services {
     leaseMs: config.POLL_INTERVAL_MS + config.UPSTREAM_TIMEOUT_MS * (config.UPSTREAM_RETRIES + 1),
     onEvents: () => deliverer.wake(),
     metrics,
+    pressure: pollPressure,
   });
 
   // Stopped together (docs/service.md, shutdown); the last minute's key uses are written before the database closes.

@@ -7,6 +7,7 @@ import type { EventLog } from './event-log.js';
 import type { SnapshotStore } from './snapshots.js';
 import type { DeviceEvent } from './transitions.js';
 import type { WatchStore } from './watches.js';
+import type { PollPressure } from '../background/poll-pressure.js';
 
 /** What the device-status poller (poller.ts) is built from. */
 export interface PollerOptions {
@@ -27,6 +28,8 @@ export interface PollerOptions {
   /** Called after a poll enqueued deliveries, so they go out without waiting. */
   onEvents?: (events: DeviceEvent[]) => void;
   metrics?: Metrics;
+  /** Told how late each background poll of the started loop starts (the deliverer yields while the poller is behind). */
+  pressure?: Pick<PollPressure, 'pollStarted'>;
 }
 
 export interface PollResult {

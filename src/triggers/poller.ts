@@ -150,6 +150,8 @@ export class DeviceStatusPoller {
 
   private pollInBackground(watch: Watch): Promise<number | null> {
     this.polling += 1;
+    // The started loop's lateness (runUntilIdle's clock is a test's or a bench's, not the wall's).
+    if (!this.idleRun) this.options.pressure?.pollStarted(this.options.clock.now() - watch.next_poll_at);
     return this.loop.track(
       this.pollClaimed(watch).finally(() => {
         this.polling -= 1;

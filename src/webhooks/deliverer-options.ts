@@ -22,6 +22,8 @@ export interface DelivererOptions {
   /** How often the queue is checked when nothing wakes the deliverer (ms). */
   idleCheckMs?: number;
   metrics?: Metrics;
+  /** True while more urgent work needs the CPU (the poller is behind, PollPressure): one send at a time then. */
+  yieldTo?: () => boolean;
 }
 
 export const maxBackoffMs = 10_000;

@@ -40,6 +40,10 @@ export class WebhookDeliverer {
   private sent = 0;
   /** `drain` calls waiting for the loop to find nothing to do. */
   private idleWaiters: Array<() => void> = [];
+  /** Sends in flight, every lane together. */
+  private inFlight = 0;
+  /** Lanes that could have sent while the deliverer yielded (`yieldTo`), in turn for the one slot. */
+  private readonly heldBack = new Set<OriginLane>();
 
   constructor(private readonly options: DelivererOptions) {
     this.attempts = new DeliveryAttempts(options);
@@ -134,6 +138,7 @@ export class WebhookDeliverer {
       );
     await released;
     this.lanes.clear();
+    this.heldBack.clear();
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
@@ -227,21 +232,46 @@ export class WebhookDeliverer {
     if (lane.forgettable && this.lanes.get(lane.origin) === lane) this.lanes.delete(lane.origin);
   }
 
-  /** Sends what the lane's free slots allow. */
+  /**
+   * Sends what the lane's free slots allow. While more urgent work needs the CPU (`yieldTo`: the
+   * poller is behind on a busy event loop, docs/webhooks.md), one send at a time in all: a lane
+   * that could send waits its turn among those held back.
+   */
   private startFrom(lane: OriginLane): void {
-    for (const delivery of lane.startable(this.options.clock.now(), this.options.timeoutMs)) this.launch(lane, delivery);
+    const yielding = this.options.yieldTo?.() === true;
+    const most = yielding ? Math.max(0, 1 - this.inFlight) : Infinity;
+    for (const delivery of lane.startable(this.options.clock.now(), this.options.timeoutMs, most)) this.launch(lane, delivery);
+    if (yielding && lane.canStart) this.heldBack.add(lane);
     this.forgetIfDone(lane);
   }
 
+  /**
+   * A slot was freed: the lanes held back first, in turn, then `lane`. While yielding, the first
+   * that sends goes to the back of the line.
+   */
+  private refill(lane: OriginLane): void {
+    const turn = [...this.heldBack, lane];
+    this.heldBack.clear();
+    let sent: OriginLane | null = null;
+    for (const next of turn) {
+      const before = this.inFlight;
+      this.startFrom(next);
+      if (this.inFlight > before && this.heldBack.delete(next)) sent = next;
+    }
+    if (sent) this.heldBack.add(sent);
+  }
+
   private launch(lane: OriginLane, delivery: Due): void {
+    this.inFlight += 1;
     const work = this.attempts.attempt(delivery).then((record) => {
+      this.inFlight -= 1;
       this.recorder.add(record);
       this.sent += 1;
       lane.finished(performance.now());
       if (this.loop.isStopped) return;
       // The freed slot takes the next claimed delivery of the lane at once; completions within
       // a few ms share one claim.
-      this.startFrom(lane);
+      this.refill(lane);
       if (lane.wantsClaim()) this.loop.wake(coalesceMs);
     });
     void this.loop.track(work);

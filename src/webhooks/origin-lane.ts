@@ -77,14 +77,14 @@ export class OriginLane {
   }
 
   /**
-   * Takes the deliveries the free slots allow, in fair order; they count as in flight until
+   * Takes the deliveries the free slots allow (`most` at most), in fair order; they count as in flight until
    * `finished`. One whose lease no longer covers a send (`leased_until` less than `sendMs` after
    * `now`: renewals failed while the database was away) is let go unsent: whoever claims it after
    * the lease sends it.
    */
-  startable(now: number, sendMs: number): Due[] {
+  startable(now: number, sendMs: number, most = Infinity): Due[] {
     const start: Due[] = [];
-    while (this.waiting.length > 0 && this.inFlight < this.concurrency) {
+    while (this.waiting.length > 0 && this.inFlight < this.concurrency && start.length < most) {
       const next = this.waiting.shift()!;
       if (next.leased_until - now < sendMs) {
         this.leased.delete(next);
@@ -94,6 +94,11 @@ export class OriginLane {
       start.push(next);
     }
     return start;
+  }
+
+  /** A delivery waits and a slot is free. */
+  get canStart(): boolean {
+    return this.waiting.length > 0 && this.inFlight < this.concurrency;
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Db } from '../../src/db/database.js';
 import { importDataset } from '../../src/dataset/import.js';
 import { createLogger } from '../../src/logger.js';
 import { buildServices, type Services } from '../../src/services.js';
+import type { ServiceDeps } from '../../src/service-types.js';
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/time/timestamps.js';
 import { openTestDatabase, rawQuery } from './engine.js';
@@ -47,6 +48,8 @@ export interface TestAppOptions {
   keep?: boolean;
   /** Collects the app's log lines (JSON) at LOG_LEVEL, instead of discarding them. */
   logLines?: string[];
+  /** Whether the poller is behind, as the deliverer sees it (ServiceDeps.pollPressure). */
+  pollPressure?: ServiceDeps['pollPressure'];
 }
 
 /** Raw-SQL helpers over a database (tests inspect and set up state with them). */
@@ -73,7 +76,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (options.dataset) await importDataset(db, options.dataset, { nowMs: clock.now() });
   const lines = options.logLines;
   const logger = lines ? createLogger(config.LOG_LEVEL, { write: (line: string) => void lines.push(line) }) : createLogger(config.LOG_LEVEL);
-  const services = buildServices({ config, logger, clock, db });
+  const services = buildServices({ config, logger, clock, db, pollPressure: options.pollPressure });
   let closed: Promise<void> | undefined;
   const testApp: TestApp = {
     app: createApp(services),

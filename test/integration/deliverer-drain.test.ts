@@ -45,7 +45,7 @@ const hook = async (target: string, device: string) =>
  * origins at once to get past them (after 10 s they are let go anyway, and the test fails).
  */
 function twoOrigins(gate: number) {
-  const seen = { arrivals: [] as string[], inFlight: { a: 0, b: 0 }, most: { a: 0, b: 0 }, gateOpened: false };
+  const seen = { arrivals: [] as string[], inFlight: { a: 0, b: 0 }, most: { a: 0, b: 0 }, inFlightTogether: 0, gateOpened: false };
   const held: Array<() => void> = [];
   let open = false;
   const openGate = () => {
@@ -61,6 +61,7 @@ function twoOrigins(gate: number) {
         seen.arrivals.push(`${name}${req.url}`);
         seen.inFlight[name] += 1;
         seen.most[name] = Math.max(seen.most[name], seen.inFlight[name]);
+        seen.inFlightTogether = Math.max(seen.inFlightTogether, seen.inFlight.a + seen.inFlight.b);
         const answer = () => {
           seen.inFlight[name] -= 1;
           res.writeHead(204).end();
@@ -125,4 +126,42 @@ test('with the loop already running, drain waits for it to finish what is due an
   expect(await t.services.deliverer.drain()).toBe(2);
   expect(origins.seen.arrivals).toHaveLength(5);
   expect(await t.value("SELECT count(*) FROM deliveries WHERE status = 'delivered'")).toBe(5);
+});
+
+test('while the poller is behind on a busy event loop, one delivery at a time, the origins in turn; then their concurrency again', async () => {
+  const pressure = { behind: true, pollStarted: () => undefined };
+  t = await buildTestApp({
+    dataset: catalog(),
+    clock: new ManualClock(Date.now()),
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TARGET_CONCURRENCY: '2' },
+    pollPressure: pressure,
+  });
+  const origins = twoOrigins(1);
+  const [a, b] = [await origins.start('a'), await origins.start('b')];
+  await hook(`${a}/one`, 'a4:83:e7:1f:2b:01');
+  await hook(`${b}/two`, 'a4:83:e7:1f:2b:02');
+  await queue('a4:83:e7:1f:2b:01', 6, 'one');
+  await queue('a4:83:e7:1f:2b:02', 6, 'two');
+  expect(await t.services.deliverer.drain()).toBe(12);
+  expect(origins.seen.most).toEqual({ a: 1, b: 1 });
+  expect(origins.seen.inFlightTogether).toBe(1);
+  // In turn: neither origin waits for the other's backlog (at most two of one origin in a row,
+  // the first claim's origin before the other's deliveries are claimed).
+  const runs = origins.seen.arrivals
+    .map((x) => x[0])
+    .join('')
+    .match(/a+|b+/g)!;
+  expect(Math.max(...runs.slice(0, -1).map((run) => run.length))).toBeLessThanOrEqual(2);
+
+  // No longer behind: both origins, two each, side by side (the gate opens at four in flight).
+  pressure.behind = false;
+  const again = twoOrigins(4);
+  const [c, d] = [await again.start('a'), await again.start('b')];
+  await hook(`${c}/three`, 'a4:83:e7:1f:2b:03');
+  await hook(`${d}/four`, 'a4:83:e7:1f:2b:04');
+  await queue('a4:83:e7:1f:2b:03', 6, 'three');
+  await queue('a4:83:e7:1f:2b:04', 6, 'four');
+  expect(await t.services.deliverer.drain()).toBe(12);
+  expect(again.seen.gateOpened).toBe(true);
+  expect(again.seen.most).toEqual({ a: 2, b: 2 });
 });
