@@ -232,9 +232,10 @@ describe('the retention deleting old deliveries', () => {
       await sql`DELETE FROM hooks WHERE id = ${id}`.execute(trx);
       await released;
     });
+    const blocker = await holding;
     const sweep = t.services.retention.runOnce();
     try {
-      await blockedBehind(await holding, 1);
+      await blockedBehind(blocker, 1);
     } finally {
       proceed();
       release();
