@@ -19,10 +19,11 @@ import { retryPlace } from './fan-out.js';
  * A batch with a 410 among it (the hook disabled, its queue cancelled) is rare: it is written
  * by the Kysely statements of attempt-log.ts, in a transaction of its own, before the claim.
  *
- * Lock order (docs/webhooks.md, "Durability"): a record locks its deliveries' hooks first, in
- * id order (`FOR KEY SHARE`; `FOR NO KEY UPDATE` for a batch with a 410, which disables its
- * hook), then the deliveries, as deleting a hook does (its row, then its deliveries by cascade):
- * a record and a delete wait for one another instead of each holding what the other needs.
+ * Lock order (docs/webhooks.md, "Durability"): a record, a renewal and a release lock their
+ * deliveries' hooks first, in id order (`FOR KEY SHARE`; `FOR NO KEY UPDATE` for a batch with a
+ * 410, which disables its hook), then the deliveries, as deleting a hook does (its row, then its
+ * deliveries by cascade): they and a delete wait for one another instead of each holding what
+ * the other needs.
  */
 export class PostgresDeliveryStore implements DeliveryStore {
   constructor(private readonly db: Db) {}
