@@ -51,7 +51,7 @@ export class PostgresDeliveryStore implements DeliveryStore {
       WITH held AS MATERIALIZED (${lockedHooks(held.map((d) => d.hook_id))})
       UPDATE deliveries SET leased_until = ${until}
       WHERE id = ANY(${held.map((d) => d.id)}::bigint[])
-        -- Still ours: its lease ends when this replica set it to (a takeover sets a later end).
+        -- Still ours: its lease ends where this replica set it (a takeover sets a later end).
         AND leased_until = ANY(${[...new Set(held.map((d) => d.leased_until))]}::bigint[])
         AND status = 'pending'
         ${afterHooks}
