@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { chunks } from '../db/chunks.js';
+import { lockHooks } from '../db/hook-locks.js';
 import { inSlices } from '../db/slices.js';
 import { hookWrites } from './hook-store.js';
 import { retryPlace } from './fan-out.js';
@@ -124,57 +125,77 @@ export async function recordAttemptsIn(trx: Kysely<Tables>, records: AttemptReco
  * with an attempt record that says why, so the end shows in the hook's deliveries list instead
  * of the delivery vanishing with its event. In slices of at most 500, each its own transaction,
  * other work running in between (`inSlices`); `signal` stops it between slices. Returns how many.
+ *
+ * Lock order: a slice locks the hooks of its deliveries first (`lockHooks`), then the
+ * deliveries, as a hook's delete does. A slice knows its few hooks from the look-up, so this
+ * costs one statement, and a delete (the operator's, or the retention's of disabled hooks on
+ * another replica) waits for the slice rather than making it a deadlock's victim. Only the
+ * deliveries still pending when locked are given up and get the record (one whose hook went
+ * meanwhile has none to refer to).
  */
 export async function expireDeliveries(db: Db, now: number, cutoff: number, reason: string, signal?: AbortSignal): Promise<number> {
   const { rows } = await inSlices(
     db.engine,
     async (limit) => {
       const size = Math.min(limit, 500);
-      const done = await db.transaction(async (trx) => {
-        const rows = await trx
-          .selectFrom('deliveries as d')
-          .innerJoin('events as e', 'e.seq', 'd.event_seq')
-          .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
-          .where('d.status', '=', 'pending')
-          .where('e.created_at', '<', cutoff)
-          .limit(size)
-          .execute();
-        if (rows.length === 0) return 0;
-        await trx
-          .updateTable('deliveries')
-          .set({ status: 'dead', leased_until: 0 })
-          .where(
-            'id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .where('status', '=', 'pending')
-          .execute();
-        await trx
-          .insertInto('delivery_attempts')
-          .values(
-            rows.map((r) => ({
-              delivery_id: r.id,
-              hook_id: r.hook_id,
-              event_id: r.event_id,
-              webhook_id: r.webhook_id,
-              attempt: r.attempts + 1,
-              status_code: null,
-              error: reason,
-              duration_ms: 0,
-              attempted_at: formatMicros(now * 1000),
-              next_attempt_at: null,
-              outcome: 'dead',
-            })),
-          )
-          .execute();
-        return rows.length;
-      });
-      return { rows: done, more: done === size };
+      const slice = await db.transaction((trx) => expireSlice(db, trx, { now, cutoff, reason, size }));
+      return { rows: slice.expired, more: slice.found === size };
     },
     signal,
   );
   return rows;
+}
+
+/** One slice of `expireDeliveries`: how many deliveries it found, and how many of them it gave up. */
+async function expireSlice(
+  db: Db,
+  trx: Kysely<Tables>,
+  { now, cutoff, reason, size }: { now: number; cutoff: number; reason: string; size: number },
+): Promise<{ found: number; expired: number }> {
+  const rows = await trx
+    .selectFrom('deliveries as d')
+    .innerJoin('events as e', 'e.seq', 'd.event_seq')
+    .select(['d.id', 'd.hook_id', 'd.webhook_id', 'd.attempts', 'e.id as event_id'])
+    .where('d.status', '=', 'pending')
+    .where('e.created_at', '<', cutoff)
+    .limit(size)
+    .execute();
+  if (rows.length === 0) return { found: 0, expired: 0 };
+  await lockHooks(
+    db.engine,
+    trx,
+    rows.map((r) => r.hook_id),
+  );
+  const ids = rows.map((r) => r.id);
+  const updated = await trx
+    .updateTable('deliveries')
+    .set({ status: 'dead', leased_until: 0 })
+    .where('id', 'in', ids)
+    .where('status', '=', 'pending')
+    .returning('id')
+    .execute();
+  const still = new Set(updated.map((r) => Number(r.id)));
+  const given = rows.filter((r) => still.has(Number(r.id)));
+  if (given.length === 0) return { found: rows.length, expired: 0 };
+  await trx
+    .insertInto('delivery_attempts')
+    .values(
+      given.map((r) => ({
+        delivery_id: r.id,
+        hook_id: r.hook_id,
+        event_id: r.event_id,
+        webhook_id: r.webhook_id,
+        attempt: r.attempts + 1,
+        status_code: null,
+        error: reason,
+        duration_ms: 0,
+        attempted_at: formatMicros(now * 1000),
+        next_attempt_at: null,
+        outcome: 'dead',
+      })),
+    )
+    .execute();
+  return { found: rows.length, expired: given.length };
 }
 
 /**

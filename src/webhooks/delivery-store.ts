@@ -1,5 +1,3 @@
-import type { Db } from '../db/database.js';
-import { chunks } from '../db/chunks.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
 
 /**
@@ -33,44 +31,6 @@ export interface DeliveryStore {
   renewLeases(held: Due[], until: number): Promise<Set<number>>;
   /** Gives up the leases of `ids` still pending: due again at `now`. */
   releaseLeases(ids: number[], now: number): Promise<void>;
-}
-
-/**
- * `renewLeases`, the same on both engines but for the lease's columns (`lease`: the store's
- * own, `sqliteLease` or PostgreSQL's `leased_until` alone): one statement per chunk; a row is
- * still ours when its lease end is one this replica set (a takeover sets a later one) and it
- * is still pending.
- */
-export async function renewDeliveryLeases(
-  db: Db,
-  held: Due[],
-  until: number,
-  lease: (until: number) => { leased_until: number; next_attempt_at?: number },
-): Promise<Set<number>> {
-  const renewed = new Set<number>();
-  for (const part of chunks(held)) {
-    const rows = await db.kysely
-      .updateTable('deliveries')
-      .set(lease(until))
-      .where(
-        'id',
-        'in',
-        part.map((d) => d.id),
-      )
-      .where('leased_until', 'in', [...new Set(part.map((d) => d.leased_until))])
-      .where('status', '=', 'pending')
-      .returning('id')
-      .execute();
-    for (const row of rows) renewed.add(Number(row.id));
-  }
-  return renewed;
-}
-
-/** `releaseLeases`, the same on both engines. */
-export async function releaseDeliveryLeases(db: Db, ids: number[], now: number): Promise<void> {
-  for (const part of chunks(ids)) {
-    await db.kysely.updateTable('deliveries').set({ leased_until: 0, next_attempt_at: now }).where('id', 'in', part).where('status', '=', 'pending').execute();
-  }
 }
 
 /**

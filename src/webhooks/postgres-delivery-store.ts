@@ -4,7 +4,7 @@ import type { Tables } from '../db/tables.js';
 import { formatMicros } from '../time/timestamps.js';
 import { recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
-import { releaseDeliveryLeases, renewDeliveryLeases, type DeliveryStore } from './delivery-store.js';
+import type { DeliveryStore } from './delivery-store.js';
 import { retryPlace } from './fan-out.js';
 
 /**
@@ -19,10 +19,11 @@ import { retryPlace } from './fan-out.js';
  * A batch with a 410 among it (the hook disabled, its queue cancelled) is rare: it is written
  * by the Kysely statements of attempt-log.ts, in a transaction of its own, before the claim.
  *
- * Lock order (docs/webhooks.md, "Durability"): a record locks its deliveries' hooks first, in
- * id order (`FOR KEY SHARE`; `FOR NO KEY UPDATE` for a batch with a 410, which disables its
- * hook), then the deliveries, as deleting a hook does (its row, then its deliveries by cascade):
- * a record and a delete wait for one another instead of each holding what the other needs.
+ * Lock order (docs/webhooks.md, "Durability"): a record, a renewal and a release lock their
+ * deliveries' hooks first, in id order (`FOR KEY SHARE`; `FOR NO KEY UPDATE` for a batch with a
+ * 410, which disables its hook), then the deliveries, as deleting a hook does (its row, then its
+ * deliveries by cascade): they and a delete wait for one another instead of each holding what
+ * the other needs.
  */
 export class PostgresDeliveryStore implements DeliveryStore {
   constructor(private readonly db: Db) {}
@@ -38,13 +39,34 @@ export class PostgresDeliveryStore implements DeliveryStore {
     if (records.length > 0 && !(await this.recordRefusals(records))) await pgRecord(this.db.kysely, records);
   }
 
-  renewLeases(held: Due[], until: number): Promise<Set<number>> {
-    // The lease alone, a heap-only update (delivery-store.ts).
-    return renewDeliveryLeases(this.db, held, until, (end) => ({ leased_until: end }));
+  /**
+   * One statement: the held deliveries' hooks locked first, in id order (`FOR KEY SHARE`), then
+   * the lease alone moved on, a heap-only update (delivery-store.ts). Without the hooks first a
+   * hook's delete could make the renewal a deadlock's victim, and the lease lapse while the
+   * delivery is in flight (sent twice); with them, the delete waits or is waited for.
+   */
+  async renewLeases(held: Due[], until: number): Promise<Set<number>> {
+    if (held.length === 0) return new Set();
+    const { rows } = await sql<{ id: string }>`
+      WITH held AS MATERIALIZED (${lockedHooks(held.map((d) => d.hook_id))})
+      UPDATE deliveries SET leased_until = ${until}
+      WHERE id = ANY(${held.map((d) => d.id)}::bigint[])
+        -- Still ours: its lease ends where this replica set it (a takeover sets a later end).
+        AND leased_until = ANY(${[...new Set(held.map((d) => d.leased_until))]}::bigint[])
+        AND status = 'pending'
+        ${afterHooks}
+      RETURNING id`.execute(this.db.kysely);
+    return new Set(rows.map((r) => Number(r.id)));
   }
 
-  releaseLeases(ids: number[], now: number): Promise<void> {
-    return releaseDeliveryLeases(this.db, ids, now);
+  /** One statement, the deliveries' hooks locked first, as `renewLeases`. */
+  async releaseLeases(ids: number[], now: number): Promise<void> {
+    if (ids.length === 0) return;
+    await sql`
+      WITH held AS MATERIALIZED (${lockedHooks(sql`(SELECT hook_id FROM deliveries WHERE id = ANY(${ids}::bigint[]))`)})
+      UPDATE deliveries SET leased_until = 0, next_attempt_at = ${now}
+      WHERE id = ANY(${ids}::bigint[]) AND status = 'pending'
+        ${afterHooks}`.execute(this.db.kysely);
   }
 
   /** A batch with a 410 among it is written through attempt-log.ts (true: it was). */
@@ -79,6 +101,19 @@ const recordColumns = (records: AttemptRecord[]) => ({
 /** The records' hooks, each once, in id order: the order their rows are locked in. */
 const hookIds = (records: AttemptRecord[]): string[] => [...new Set(records.map((r) => r.delivery.hook_id))].sort();
 
+/** The hooks `ids` (a list, or a subquery of hook ids) locked `FOR KEY SHARE`, in id order: a CTE's body. */
+function lockedHooks(ids: string[] | RawBuilder<unknown>): RawBuilder<unknown> {
+  const among = Array.isArray(ids) ? sql`ANY(${[...new Set(ids)].sort()}::text[])` : sql`ANY(ARRAY${ids})`;
+  return sql`SELECT id FROM hooks WHERE id = ${among} ORDER BY id FOR KEY SHARE`;
+}
+
+/**
+ * A condition of an UPDATE after `held AS MATERIALIZED (lockedHooks)`: it reads no column, so the
+ * planner checks it once, before the scan yields its first row, and every hook row is locked
+ * before the first delivery row is.
+ */
+const afterHooks = sql`AND (SELECT count(*) FROM held) >= 0`;
+
 /**
  * `held`, `rec`, `done` and `logged`: the records' hooks locked, then the records applied and
  * logged. `rec` yields nothing before `held` has run to its end (an InitPlan), so every hook
@@ -87,9 +122,7 @@ const hookIds = (records: AttemptRecord[]): string[] => [...new Set(records.map(
 function recordCtes(records: AttemptRecord[]): RawBuilder<unknown> {
   const c = recordColumns(records);
   return sql`
-    held AS MATERIALIZED (
-      SELECT id FROM hooks WHERE id = ANY(${hookIds(records)}::text[]) ORDER BY id FOR KEY SHARE
-    ),
+    held AS MATERIALIZED (${lockedHooks(hookIds(records))}),
     rec AS (
       SELECT * FROM unnest(${c.ids}::bigint[], ${c.attempts}::int[], ${c.outcomes}::text[], ${c.nextAt}::bigint[], ${c.at}::bigint[])
         AS r(id, attempt, outcome, next_at, at)

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
+import { retryDeadlocks } from '../db/deadlock.js';
 import type { Clock } from '../time/timestamps.js';
 import { retentionMs, type EventLog } from '../triggers/event-log.js';
 import type { SnapshotStore } from '../triggers/snapshots.js';
@@ -97,7 +98,13 @@ export class RetentionSweeper {
     const started = performance.now();
     const cutoff = clock.now() - retentionMs;
     const expired = await queue.expire(cutoff, expiredReason, signal);
-    const pruned = await log.prune(signal);
+    // Retried, not ordered: a slice of the event log's prune deletes the attempts, deliveries
+    // and events of many hooks, the events' own delete cascading to deliveries too, so taking
+    // every hook first would hold their deletes for the whole slice. A deadlock's victim is one
+    // slice, rolled back whole; the prune reads what is left from the tables again (slices
+    // already committed stay done), so running it again is safe. The rows of a run that lost
+    // a deadlock are left out of the sweep's line.
+    const pruned = await retryDeadlocks(() => log.prune(signal));
     const hooksGone = signal.aborted ? 0 : await hooks.pruneDisabled(cutoff, signal);
     const snapshotsGone = signal.aborted ? 0 : await this.parts.snapshots.pruneMissing(cutoff);
     const report: SweepReport = {

@@ -3,7 +3,8 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { recordAttempts, recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
-import { releaseDeliveryLeases, renewDeliveryLeases, sqliteLease, type DeliveryStore } from './delivery-store.js';
+import { sqliteLease, type DeliveryStore } from './delivery-store.js';
+import { chunks } from '../db/chunks.js';
 
 /**
  * The delivery queue on SQLite (the contract: delivery-store.ts). A claim is a few statements
@@ -27,12 +28,39 @@ export class SqliteDeliveryStore implements DeliveryStore {
     return recordAttempts(this.db, records);
   }
 
-  renewLeases(held: Due[], until: number): Promise<Set<number>> {
-    return renewDeliveryLeases(this.db, held, until, sqliteLease);
+  /**
+   * One statement per chunk; a row is still ours when its lease end is one this replica set (a
+   * takeover sets a later one) and it is still pending.
+   */
+  async renewLeases(held: Due[], until: number): Promise<Set<number>> {
+    const renewed = new Set<number>();
+    for (const part of chunks(held)) {
+      const rows = await this.db.kysely
+        .updateTable('deliveries')
+        .set(sqliteLease(until))
+        .where(
+          'id',
+          'in',
+          part.map((d) => d.id),
+        )
+        .where('leased_until', 'in', [...new Set(part.map((d) => d.leased_until))])
+        .where('status', '=', 'pending')
+        .returning('id')
+        .execute();
+      for (const row of rows) renewed.add(Number(row.id));
+    }
+    return renewed;
   }
 
-  releaseLeases(ids: number[], now: number): Promise<void> {
-    return releaseDeliveryLeases(this.db, ids, now);
+  async releaseLeases(ids: number[], now: number): Promise<void> {
+    for (const part of chunks(ids)) {
+      await this.db.kysely
+        .updateTable('deliveries')
+        .set({ leased_until: 0, next_attempt_at: now })
+        .where('id', 'in', part)
+        .where('status', '=', 'pending')
+        .execute();
+    }
   }
 }
 

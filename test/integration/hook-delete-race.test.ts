@@ -15,8 +15,9 @@ import { queueOfflineEvents } from '../helpers/queued-events.js';
 import { keys } from '../fixtures/catalog.js';
 
 /**
- * Deleting a hook while the deliverer records finished attempts of its deliveries (issue 24):
- * both land, whatever their interleaving, and neither fails with a deadlock. On PostgreSQL the
+ * Deleting a hook while the deliverer records finished attempts of its deliveries, renews or
+ * releases their leases, or the retention gives them up or deletes them (issue 24): both land,
+ * whatever their interleaving, and neither fails with a deadlock. On PostgreSQL the
  * interleaving is forced: a second connection (`other`, another replica) holds a delivery row,
  * the record starts and waits on it, the delete starts and waits too, and only then is the row
  * let go; each step waits until the server shows the backends blocked (pg_blocking_pids), not
@@ -97,23 +98,40 @@ async function holdDelivery(id: number): Promise<{ blocked(n: number): Promise<v
   });
   const pid = await held;
   return {
-    async blocked(n) {
-      for (;;) {
-        const { rows } = await sql<{ n: string }>`
-          WITH RECURSIVE w(pid) AS (
-            SELECT pid FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))
-            UNION SELECT a.pid FROM pg_stat_activity a JOIN w ON w.pid = ANY(pg_blocking_pids(a.pid))
-          ) SELECT count(*) AS n FROM w`.execute(other.kysely);
-        if (Number(rows[0]!.n) >= n) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
+    blocked: (n) => blockedBehind(pid, n),
     async release() {
       release();
       await done;
     },
   };
 }
+
+/** Resolves once `n` backends wait behind backend `pid`, directly or through one another. */
+async function blockedBehind(pid: number, n: number): Promise<void> {
+  for (;;) {
+    const { rows } = await sql<{ n: string }>`
+      WITH RECURSIVE w(pid) AS (
+        SELECT pid FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))
+        UNION SELECT a.pid FROM pg_stat_activity a JOIN w ON w.pid = ANY(pg_blocking_pids(a.pid))
+      ) SELECT count(*) AS n FROM w`.execute(other.kysely);
+    if (Number(rows[0]!.n) >= n) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The lock order: waiting on a delivery, the work already holds the row of hook `id`. */
+const holdsHook = (id: string) => async () => {
+  if (testEngine === 'postgres')
+    await expect(sql`SELECT id FROM hooks WHERE id = ${id} FOR UPDATE NOWAIT`.execute(other.kysely)).rejects.toMatchObject({ code: '55P03' });
+};
+
+const expectAllGone = async (id: string) => {
+  expect(Number(await t.value('SELECT count(*) FROM hooks WHERE id = ?', id))).toBe(0);
+  expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(0);
+  expect(Number(await t.value('SELECT count(*) FROM delivery_attempts'))).toBe(0);
+};
+
+const day = 86_400_000;
 
 describe('deleting a hook while its attempts are recorded', () => {
   test.each([
@@ -129,17 +147,11 @@ describe('deleting a hook while its attempts are recorded', () => {
       first!.id,
       id,
       () => store.recordOutcomes([attempt(first!, outcome), attempt(second!, 'delivered')]),
-      async () => {
-        // The lock order: waiting on a delivery, the record already holds its hook's row.
-        if (testEngine === 'postgres')
-          await expect(sql`SELECT id FROM hooks WHERE id = ${id} FOR UPDATE NOWAIT`.execute(other.kysely)).rejects.toMatchObject({ code: '55P03' });
-      },
+      holdsHook(id),
     );
     expect(record).toEqual({ status: 'fulfilled', value: undefined });
     expect(del.status === 'fulfilled' && del.value.status).toBe(204);
-    expect(Number(await t.value('SELECT count(*) FROM hooks WHERE id = ?', id))).toBe(0);
-    expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(0);
-    expect(Number(await t.value('SELECT count(*) FROM delivery_attempts'))).toBe(0);
+    await expectAllGone(id);
   });
 
   test('a claim that records the attempts of a deleted hook leases the rest of the queue', async () => {
@@ -154,6 +166,83 @@ describe('deleting a hook while its attempts are recorded', () => {
     expect(claim.status).toBe('fulfilled');
     expect(del.status === 'fulfilled' && del.value.status).toBe(204);
     expect(Number(await t.value('SELECT count(*) FROM deliveries'))).toBe(0);
+  });
+});
+
+describe('deleting a hook while its leases are renewed or released, or the retention gives its deliveries up', () => {
+  // Each waits on the second delivery, holding the first; the hook's row is locked before either.
+  test.each<[string, (store: DeliveryStore, held: Due[]) => Promise<unknown>]>([
+    ['the deliverer renews its leases', (store: DeliveryStore, held: Due[]) => store.renewLeases(held, t.clock.now() + leaseMs)],
+    [
+      'a stopping deliverer releases its leases',
+      (store: DeliveryStore, held: Due[]) =>
+        store.releaseLeases(
+          held.map((d) => d.id),
+          t.clock.now(),
+        ),
+    ],
+    [
+      'the retention gives up deliveries past it',
+      async () => {
+        t.clock.advance(8 * day);
+        return t.services.retention.runOnce();
+      },
+    ],
+  ])('the hook first, then both land: %s', async (_name, work) => {
+    const id = await hook();
+    await queueOfflineEvents(t.db, hashKey(keys.ana), device, ['evt_1', 'evt_2'], t.clock.now());
+    const store = deliveryStore(t.db);
+    const held = (await store.claimDue(t.clock.now(), { limit: 2, leaseMs })).due;
+
+    const [job, del] = await deleteHookDuring(held[1]!.id, id, () => work(store, held), holdsHook(id));
+    expect(job.status).toBe('fulfilled');
+    expect(del.status === 'fulfilled' && del.value.status).toBe(204);
+    await expectAllGone(id);
+  });
+});
+
+describe('the retention deleting old deliveries', () => {
+  // Their hook's delete in the documented order (the hook, then its deliveries), the cascade
+  // caught part way: it holds the second delivery when the retention's prune (which takes no
+  // hook) has deleted the attempts and waits on it, then goes on. The prune, first to look
+  // (`other` waits 10 s before it does), is the deadlock's victim, and is run again.
+  test('is run again when it loses a deadlock to a delete of their hook', async () => {
+    const id = await hook();
+    await queueOfflineEvents(t.db, hashKey(keys.ana), device, ['evt_1', 'evt_2'], t.clock.now());
+    const store = deliveryStore(t.db);
+    const [first, second] = (await store.claimDue(t.clock.now(), { limit: 2, leaseMs })).due;
+    await store.recordOutcomes([attempt(first!, 'delivered'), attempt(second!, 'delivered')]);
+    t.clock.advance(8 * day);
+    if (testEngine !== 'postgres') {
+      await Promise.all([t.services.retention.runOnce(), request(t.app).delete(`/v1/hooks/${id}`).set('X-API-Key', keys.ana).expect(204)]);
+      return expectAllGone(id);
+    }
+    let pid!: (n: number) => void;
+    const holding = new Promise<number>((resolve) => (pid = resolve));
+    let proceed!: () => void;
+    const asked = new Promise<void>((resolve) => (proceed = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const deleting = other.transaction(async (trx) => {
+      await sql`SET LOCAL deadlock_timeout = '10s'`.execute(trx);
+      await sql`SELECT id FROM hooks WHERE id = ${id} FOR UPDATE`.execute(trx);
+      await sql`SELECT id FROM deliveries WHERE id = ${second!.id} FOR UPDATE`.execute(trx);
+      pid((await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx)).rows[0]!.pid);
+      await asked;
+      await sql`DELETE FROM hooks WHERE id = ${id}`.execute(trx);
+      await released;
+    });
+    const blocker = await holding;
+    const sweep = t.services.retention.runOnce();
+    try {
+      await blockedBehind(blocker, 1);
+    } finally {
+      proceed();
+      release();
+    }
+    const [report] = await Promise.all([sweep, deleting]);
+    expect(report.events).toBe(2);
+    await expectAllGone(id);
   });
 });
 
