@@ -14,6 +14,8 @@ import { countEventsByPeriod } from './event-counts.js';
 import type { EventDeliveries, QueueDeliveries } from './event-deliveries.js';
 import type { RequestWaits } from '../db/wait-budget.js';
 import { requestView } from '../db/request-view.js';
+import { TransactionBatch } from '../db/transaction-batch.js';
+import { insertEvents } from './insert-events.js';
 
 /** Status-change log lines written before other work gets a turn. */
 const logLinesPerSlice = 200;
@@ -46,13 +48,18 @@ export { LeaseLostError, type PollLease } from './watches.js';
  * so reads splice stored text into the response instead of re-serialising.
  */
 export class EventLog {
+  /** The polls' records: each in a savepoint of a transaction shared with the others of its turn (TransactionBatch). */
+  private readonly batch: TransactionBatch;
+
   /** With a logger, every status change recorded is logged at info: type, device id, event id. */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly deliveries: EventDeliveries,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.batch = new TransactionBatch(db);
+  }
 
   /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
   within(waits: RequestWaits | undefined): this {
@@ -72,10 +79,11 @@ export class EventLog {
     const now = this.clock.now();
     if (!baseline && changes.changed.length === 0 && changes.vanished.length === 0 && events.length === 0) {
       // Nothing changed (most polls of a live fleet): one statement, the key's schedule.
-      await watchWrites.finishPoll(this.db.kysely, keyHash, lease, null, changes.digest);
+      await this.batch.run((trx) => watchWrites.finishPoll(trx, keyHash, lease, null, changes.digest));
       return [];
     }
-    const fresh = await this.db.transaction(async (trx) => {
+    // Written with the other polls' records of this turn of the event loop, in one transaction (group commit).
+    const fresh = await this.batch.run(async (trx) => {
       await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null, changes.digest);
       await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now, this.deliveries.queue) : [];
@@ -259,42 +267,4 @@ export interface PruneCounts {
   deliveries: number;
   attempts: number;
   stopped: boolean;
-}
-
-/** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
-async function insertEvents(
-  trx: Kysely<Tables>,
-  keyHash: string,
-  events: DeviceEvent[],
-  now: number,
-  queueDeliveries: QueueDeliveries,
-): Promise<DeviceEvent[]> {
-  // In slices: a mass outage (thousands of changes in one poll) stays under both engines'
-  // limits on bound parameters, and is still recorded all or nothing.
-  const inserted: Array<{ seq: number; id: string }> = [];
-  for (const [i, part] of chunks(events).entries()) {
-    // A mass outage is many slices: other requests run in between (SQLite answers synchronously).
-    if (i > 0) await setImmediate();
-    const rows = await trx
-      .insertInto('events')
-      .values(
-        part.map((e) => ({
-          id: e.id,
-          key_hash: keyHash,
-          type: e.type,
-          device_id: e.device.id,
-          occurred_at: e.occurred_at,
-          payload: JSON.stringify(e),
-          created_at: now,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
-      .returning(['seq', 'id'])
-      .execute();
-    inserted.push(...rows);
-  }
-  const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]));
-  const fresh = events.filter((e) => seqOf.has(e.id));
-  if (fresh.length > 0) await queueDeliveries(trx, keyHash, fresh, seqOf, now);
-  return fresh;
 }
