@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import { LogSink } from './log-sink.js';
 
 /**
@@ -54,5 +55,7 @@ export function stdoutSink(format: LogFormat): LogSink {
 
 /** A JSON log line as one readable line: time, level, message, then the fields inline. */
 export function prettyLine(colorize: boolean): (line: string) => string {
+  // Loaded on first use: a process that logs JSON (stdout not a terminal) never needs pino-pretty and its modules.
+  const pinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   return pinoPretty.prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l' });
 }

@@ -3,11 +3,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../paths.js';
-import { startEmbeddedPostgres, type RunningPostgres } from '../cluster/postgres.js';
-import { describeExit, Replica } from '../cluster/replicas.js';
-import { loadClusterSecrets } from '../cluster/secrets.js';
-import { ensureDatabase, replicaLogFormat, replicaOutput, summary } from '../cluster/output.js';
-import { fail } from './context.js';
+import type { RunningPostgres } from '../cluster/postgres.js';
+import type { Replica } from '../cluster/replicas.js';
+import { fail } from './fail.js';
 
 const usage = `Usage: npm run cluster -- [--replicas N] [--port P] [--data DIR] [--pg-port P] [--fresh]
        npm run cluster -- [--replicas N] [--port P] --database-url postgres://user:pass@host:5432/db
@@ -67,6 +65,9 @@ function readOptions() {
 
 async function main(): Promise<void> {
   const options = readOptions();
+  // Loaded once the options are known good: a usage error is printed without them (and pg).
+  const [{ startEmbeddedPostgres }, { describeExit, Replica }, { loadClusterSecrets }, { ensureDatabase, replicaLogFormat, replicaOutput, summary }] =
+    await Promise.all([import('../cluster/postgres.js'), import('../cluster/replicas.js'), import('../cluster/secrets.js'), import('../cluster/output.js')]);
   const replicas: Replica[] = [];
   // The start itself is kept, so a Ctrl+C during it still stops the server it brings up.
   let starting: Promise<RunningPostgres> | null = null;

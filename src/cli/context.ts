@@ -2,9 +2,11 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { DotEnvError, loadDotEnv } from '../env-file.js';
 import { databaseOptions } from '../db/database-options.js';
+import { fail } from './fail.js';
 
 // Shared with main.ts, which sits below the command-line tools: it lives in db/.
 export { databaseOptions };
+export { fail };
 
 /** Config (environment, then .env) and database for a command-line tool; a bad configuration exits with its one line. */
 export async function cliContext(): Promise<{ config: Config; db: Db }> {
@@ -22,9 +24,4 @@ export function cliConfig(): Config {
     if (err instanceof ConfigError || err instanceof DotEnvError) fail(err.message);
     throw err;
   }
-}
-
-export function fail(message: string): never {
-  console.error(message);
-  process.exit(1);
 }

@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DatasetError, importDataset, readDatasetFile } from '../dataset/import.js';
-import { describeDatasetError } from '../dataset/report.js';
-import { cliContext, fail } from './context.js';
+import { fail } from './fail.js';
 
 const usage = 'Usage: npm run import -- [--prune] <dataset.json>';
 
@@ -15,6 +13,12 @@ async function run(): Promise<void> {
   }
   const [file, ...extra] = parsed.positionals;
   if (!file || extra.length > 0) fail(usage);
+  // Loaded once the arguments are known good: a usage error is printed without the dataset and database modules.
+  const [{ DatasetError, importDataset, readDatasetFile }, { describeDatasetError }, { cliContext }] = await Promise.all([
+    import('../dataset/import.js'),
+    import('../dataset/report.js'),
+    import('./context.js'),
+  ]);
   const { config, db } = await cliContext();
   try {
     const summary = await importDataset(db, readDatasetFile(file), { nowMs: Date.now(), prune: parsed.values.prune });

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { type z } from 'zod';
-import { KeyStore, type KeyView } from '../auth/key-store.js';
-import { expiryOf, graceSeconds, keyFields } from '../auth/key-input.js';
-import { AppError } from '../errors.js';
-import { systemClock } from '../time/timestamps.js';
-import { cliContext, fail } from './context.js';
+import type { KeyStore, KeyView } from '../auth/key-store.js';
+import type * as KeyInputModule from '../auth/key-input.js';
+import { fail } from './fail.js';
+
+type KeyInput = typeof KeyInputModule;
 
 const usage = `Usage:
   npm run keys -- create --user <user id> --scopes device:read,menu:read,hooks:write [--name <label>] [--expires <time>] [--rate-limit <per minute>]
@@ -39,6 +39,14 @@ async function run(): Promise<void> {
   const { values } = parsed;
   const known = ['create', 'list'].includes(command ?? '') ? rest.length === 0 : ['revoke', 'roll'].includes(command ?? '') && rest.length === 1;
   if (!known) fail(usage);
+  // Loaded once the command is known: a usage error is printed without the store and database modules.
+  const [{ KeyStore }, input, { AppError }, { systemClock }, { cliContext }] = await Promise.all([
+    import('../auth/key-store.js'),
+    import('../auth/key-input.js'),
+    import('../errors.js'),
+    import('../time/timestamps.js'),
+    import('./context.js'),
+  ]);
   const { config, db } = await cliContext();
   if (config.DEVICE_API_URL || config.MENU_API_URL) {
     await db.close();
@@ -46,13 +54,13 @@ async function run(): Promise<void> {
   }
   const store = new KeyStore(db, systemClock);
   try {
-    if (command === 'create') await create(store, values);
+    if (command === 'create') await create(store, values, input);
     else if (command === 'list') await list(store, values.user, values.account);
     else if (command === 'revoke') {
       const revoked = await store.revoke(rest[0]!);
       console.log(`Revoked key ${revoked.id}.`);
     } else {
-      const grace = values.grace === undefined ? 86_400 : check(graceSeconds, /^\d+$/.test(values.grace) ? Number(values.grace) : NaN, '--grace');
+      const grace = values.grace === undefined ? 86_400 : check(input.graceSeconds, /^\d+$/.test(values.grace) ? Number(values.grace) : NaN, '--grace');
       const rolled = await store.roll(rest[0]!, grace);
       console.log(
         `Rolled key ${rest[0]} into ${rolled.view.id}; the old key ${rolled.previous.expires_at ? `expires at ${rolled.previous.expires_at}` : 'keeps working'}.`,
@@ -77,7 +85,7 @@ function check<T>(schema: z.ZodType<T>, value: unknown, option: string): T {
   return parsed.data;
 }
 
-async function create(store: KeyStore, values: Record<string, string | undefined>): Promise<void> {
+async function create(store: KeyStore, values: Record<string, string | undefined>, { expiryOf, keyFields }: KeyInput): Promise<void> {
   if (!values.user || !values.scopes) fail(usage);
   const scopes = [
     ...new Set(

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { verify, type SignedHeaders } from '../webhooks/signing.js';
-import { fail } from './context.js';
+import { fail } from './fail.js';
 
 const usage = `Usage:
   npm run receiver -- --key <api key> [--connector http://localhost:3000] [--port 4000] [--events device.offline,device.online]

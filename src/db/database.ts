@@ -2,7 +2,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, sql, type Dialect } from 'kysely';
-import pg from 'pg';
 import type { Tables } from './tables.js';
 import { migratePostgres, migrateSqlite } from './migrate.js';
 import { routedSqliteDialect } from './sqlite-driver.js';
@@ -208,6 +207,8 @@ function openReader(path: string, timeoutMs: number): BetterSqlite3.Database {
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Db> {
+  // Loaded here, not at the top: a process on SQLite (every command-line tool, most starts) skips pg's modules.
+  const { default: pg } = await import('pg');
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   const pool = new pg.Pool({
     connectionString: url,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jsonPath } from '../dataset/import.js';
+import { jsonPath } from '../dataset/parse.js';
 import { projectRoot } from '../paths.js';
 import { manifestSchema, type Manifest } from './schema.js';
 
