@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from './database.js';
 import type { Tables } from './tables.js';
+import { byEngine } from './engine.js';
 
 /** One unit of work waiting for the next batch. */
 interface Unit {
@@ -32,6 +33,16 @@ export class TransactionBatch {
     private readonly db: Pick<Db, 'transaction'>,
     private readonly maxUnits = defaultMaxUnits,
   ) {}
+
+  /**
+   * The poller's batch on `db`'s engine. SQLite: group commit (its one writer runs every
+   * transaction alone anyway). PostgreSQL: none (null): a transaction a record, as many at once
+   * as the pool allows: one batch at a time made each record wait for the others' round trips, and the
+   * many-accounts line polled 75 keys a second instead of 100 (docs/benchmarks.md).
+   */
+  static forPolls(db: Pick<Db, 'transaction' | 'engine'>): TransactionBatch | null {
+    return byEngine<TransactionBatch | null>(db.engine, { sqlite: () => new TransactionBatch(db), postgres: () => null });
+  }
 
   /**
    * Runs `work` in the next batch's transaction; resolves with its result once that commits.

@@ -48,8 +48,8 @@ export { LeaseLostError, type PollLease } from './watches.js';
  * so reads splice stored text into the response instead of re-serialising.
  */
 export class EventLog {
-  /** The polls' records: each in a savepoint of a transaction shared with the others of its turn (TransactionBatch). */
-  private readonly batch: TransactionBatch;
+  /** SQLite: the polls' records, each in a savepoint of a transaction shared with the others of its turn (TransactionBatch.forPolls). */
+  private readonly batch: TransactionBatch | null;
 
   /** With a logger, every status change recorded is logged at info: type, device id, event id. */
   constructor(
@@ -58,7 +58,7 @@ export class EventLog {
     private readonly deliveries: EventDeliveries,
     private readonly logger?: Logger,
   ) {
-    this.batch = new TransactionBatch(db);
+    this.batch = TransactionBatch.forPolls(db);
   }
 
   /** This store as one request uses it: its database waits share the request's deadline (db/wait-budget.ts). */
@@ -79,15 +79,17 @@ export class EventLog {
     const now = this.clock.now();
     if (!baseline && changes.changed.length === 0 && changes.vanished.length === 0 && events.length === 0) {
       // Nothing changed (most polls of a live fleet): one statement, the key's schedule.
-      await this.batch.run((trx) => watchWrites.finishPoll(trx, keyHash, lease, null, changes.digest));
+      const finish = (trx: Kysely<Tables>) => watchWrites.finishPoll(trx, keyHash, lease, null, changes.digest);
+      await (this.batch ? this.batch.run(finish) : finish(this.db.kysely));
       return [];
     }
-    // Written with the other polls' records of this turn of the event loop, in one transaction (group commit).
-    const fresh = await this.batch.run(async (trx) => {
+    const write = async (trx: Kysely<Tables>) => {
       await watchWrites.finishPoll(trx, keyHash, lease, baseline ? now : null, changes.digest);
       await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now, this.deliveries.queue) : [];
-    });
+    };
+    // SQLite: with the other polls' records of this turn of the event loop, in one transaction (group commit).
+    const fresh = await (this.batch ? this.batch.run(write) : this.db.transaction(write));
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
     // A mass outage is thousands of lines: written in slices, other work runs in between.
     for (const [i, part] of chunks(fresh, logLinesPerSlice).entries()) {
