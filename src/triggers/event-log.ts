@@ -5,17 +5,17 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks } from '../db/chunks.js';
 import { inSlices } from '../db/slices.js';
-import { watchWrites, type DigestChange, type PollLease } from './watches.js';
+import { watchWrites, type PollLease } from './watches.js';
 import { AppError } from '../errors.js';
 import { formatMicros, type Clock } from '../time/timestamps.js';
-import { eventTypes, type DeviceEvent, type EventType } from './transitions.js';
-import { snapshotWrites, type SnapshotRow } from './snapshots.js';
+import { eventTypes, type DeviceEvent } from './transitions.js';
+import { snapshotWrites } from './snapshots.js';
+import type { PruneCounts, RecentFilter, SnapshotChanges } from './event-log-types.js';
 import { countEventsByPeriod } from './event-counts.js';
 import type { EventDeliveries, QueueDeliveries } from './event-deliveries.js';
 import type { RequestWaits } from '../db/wait-budget.js';
 import { requestView } from '../db/request-view.js';
 import { TransactionBatch } from '../db/transaction-batch.js';
-import { insertEvents } from './insert-events.js';
 
 /** Status-change log lines written before other work gets a turn. */
 const logLinesPerSlice = 200;
@@ -23,25 +23,8 @@ const logLinesPerSlice = 200;
 /** How long events (and, through them, finished deliveries and disabled hooks) are kept. */
 export const retentionMs = 7 * 86_400_000;
 
-/** What a poll changes in the key's snapshot. */
-export interface SnapshotChanges {
-  /** Devices new to the snapshot or whose status changed. */
-  changed: readonly SnapshotRow[];
-  /** Devices the poll no longer saw: marked missing (docs/triggers.md). */
-  vanished: readonly string[];
-  /** Snapshot rows the poll wrote in all, `changed` and a baseline's earlier slices (for the planner's statistics). */
-  written: number;
-  /** The snapshot's digest after the poll, and the one it was found unchanged from (DigestChange). */
-  digest: DigestChange;
-}
-
-export interface RecentFilter {
-  types?: EventType[];
-  devices?: string[];
-  limit: number;
-}
-
 export { LeaseLostError, type PollLease } from './watches.js';
+export type { PruneCounts, RecentFilter, SnapshotChanges } from './event-log-types.js';
 
 /**
  * The per-key event log and the poller's snapshot writes. Events are stored as their JSON,
@@ -263,10 +246,40 @@ export const eventWrites = {
   },
 };
 
-/** What a retention sweep of the event log deleted, per table, and whether it was stopped part way. */
-export interface PruneCounts {
-  events: number;
-  deliveries: number;
-  attempts: number;
-  stopped: boolean;
+/** Logs the events not logged yet; the new ones are handed to the webhooks' fan-out. */
+async function insertEvents(
+  trx: Kysely<Tables>,
+  keyHash: string,
+  events: DeviceEvent[],
+  now: number,
+  queueDeliveries: QueueDeliveries,
+): Promise<DeviceEvent[]> {
+  // In slices: a mass outage (thousands of changes in one poll) stays under both engines'
+  // limits on bound parameters, and is still recorded all or nothing.
+  const inserted: Array<{ seq: number; id: string }> = [];
+  for (const [i, part] of chunks(events).entries()) {
+    // A mass outage is many slices: other requests run in between (SQLite answers synchronously).
+    if (i > 0) await setImmediate();
+    const rows = await trx
+      .insertInto('events')
+      .values(
+        part.map((e) => ({
+          id: e.id,
+          key_hash: keyHash,
+          type: e.type,
+          device_id: e.device.id,
+          occurred_at: e.occurred_at,
+          payload: JSON.stringify(e),
+          created_at: now,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['key_hash', 'id']).doNothing())
+      .returning(['seq', 'id'])
+      .execute();
+    inserted.push(...rows);
+  }
+  const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]));
+  const fresh = events.filter((e) => seqOf.has(e.id));
+  if (fresh.length > 0) await queueDeliveries(trx, keyHash, fresh, seqOf, now);
+  return fresh;
 }

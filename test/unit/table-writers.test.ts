@@ -19,7 +19,6 @@ const writers: Record<string, string[]> = {
   device_snapshots: ['triggers/snapshots.ts'],
   deliveries: [
     'webhooks/attempt-log.ts',
-    'webhooks/delivery-store.ts',
     'webhooks/fan-out.ts',
     'webhooks/postgres-delivery-store.ts',
     'webhooks/redelivery.ts',
