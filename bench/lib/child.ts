@@ -47,7 +47,11 @@ export async function startChild<Info>(module: URL, options: unknown): Promise<S
   // The child's stdout goes to our stderr: stdout is reserved for the table.
   const child = fork(module, [JSON.stringify(options)], {
     stdio: ['ignore', 2, 2, 'ipc'],
-    execArgv: process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CHILD_PROF] : [],
+    execArgv: [
+      ...(process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CHILD_PROF] : []),
+      // A module the child loads first (a profiler's hooks, for instance).
+      ...(process.env.BENCH_CHILD_IMPORT ? ['--import', process.env.BENCH_CHILD_IMPORT] : []),
+    ],
   });
   live.add(child);
   child.once('exit', () => live.delete(child));

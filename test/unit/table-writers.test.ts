@@ -24,7 +24,7 @@ const writers: Record<string, string[]> = {
     'webhooks/redelivery.ts',
     'webhooks/sqlite-delivery-store.ts',
   ],
-  delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/postgres-delivery-store.ts', 'webhooks/redelivery.ts'],
+  delivery_attempts: ['webhooks/attempt-log.ts', 'webhooks/postgres-delivery-store.ts', 'webhooks/redelivery.ts', 'webhooks/sqlite-delivery-store.ts'],
   api_keys: ['auth/key-store.ts'],
   rate_limits: ['auth/rate-limit-store.ts'],
 };
