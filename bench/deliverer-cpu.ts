@@ -12,6 +12,8 @@ import type { PollDone, WebhooksOptions } from './servers/webhooks.js';
  * writes the child's CPU profile there (then `rounds` of bursts only, no ceiling). On PostgreSQL
  * running on this machine it also shows the CPU time the server's processes for the connector's
  * connections spent per delivery (read from /proc), which shares the cores with the connector.
+ * BENCH_CHILD_IMPORT=<module> has the child load that module first (`node --import`), for
+ * instance one that times every SQLite statement.
  */
 const burst = 2000;
 const heartbeatTimeoutMs = 300_000;
