@@ -1,5 +1,25 @@
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
 
+/** A claimed row as an engine returns it: its numbers may come back as strings (PostgreSQL's bigint). */
+export type ClaimedRow = Omit<Due, 'id' | 'attempts' | 'fair_at' | 'secret_previous_until' | 'leased_until'> & {
+  id: number | string;
+  attempts: number | string;
+  fair_at: number | string;
+  secret_previous_until?: number | string | null;
+};
+
+/** A claimed row as a `Due`, leased until `until` (ms). */
+export function leasedDue(row: ClaimedRow, until: number): Due {
+  return {
+    ...row,
+    id: Number(row.id),
+    attempts: Number(row.attempts),
+    fair_at: Number(row.fair_at),
+    secret_previous_until: row.secret_previous_until === null || row.secret_previous_until === undefined ? null : Number(row.secret_previous_until),
+    leased_until: until,
+  };
+}
+
 /**
  * The delivery queue's writes, one implementation per engine (sqlite-delivery-store.ts,
  * postgres-delivery-store.ts), picked once by services.ts; DeliveryQueue asks for these

@@ -4,7 +4,7 @@ import type { Tables } from '../db/tables.js';
 import { formatMicros } from '../time/timestamps.js';
 import { recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
-import type { DeliveryStore } from './delivery-store.js';
+import { leasedDue, type DeliveryStore } from './delivery-store.js';
 import { retryPlace } from './fan-out.js';
 
 /**
@@ -227,15 +227,6 @@ async function pgClaim(
     ORDER BY l.fair_at, l.id`.execute(db);
   const head = rows[0];
   const logged = new Map((head?.logged ?? []).map(([hook, n]) => [hook, Number(n)]));
-  const due = rows
-    .filter((r) => r.id !== null)
-    .map(({ seen: _s, logged: _l, ...r }) => ({
-      ...r,
-      id: Number(r.id),
-      attempts: Number(r.attempts),
-      fair_at: Number(r.fair_at),
-      secret_previous_until: r.secret_previous_until === null ? null : Number(r.secret_previous_until),
-      leased_until: until,
-    }));
+  const due = rows.filter((r) => r.id !== null).map(({ seen: _s, logged: _l, ...r }) => leasedDue(r, until));
   return { due, seen: due.length > 0 ? Number(head!.seen) : 0, logged };
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { recordAttemptsIn } from './attempt-log.js';
 import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-types.js';
-import { sqliteLease, type DeliveryStore } from './delivery-store.js';
+import { leasedDue, sqliteLease, type ClaimedRow, type DeliveryStore } from './delivery-store.js';
 import { retryPlace } from './fan-out.js';
 import { chunks } from '../db/chunks.js';
 import { inList } from '../db/in-list.js';
@@ -121,27 +121,17 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
   const due: Due[] = [];
   for (const part of chunks(ids)) {
     await sql`UPDATE deliveries SET leased_until = ${lease.leased_until}, next_attempt_at = ${lease.next_attempt_at} WHERE id IN ${inList(part)}`.execute(trx);
-    const { rows } = await sql<DueRow>`
+    const { rows } = await sql<ClaimedRow>`
       SELECT d.id, d.hook_id, d.webhook_id, d.attempts, h.target_url, coalesce(h.target_origin, 'invalid') AS target_origin,
         h.secret_cipher, h.secret_previous_cipher, h.secret_previous_until,
         e.id AS event_id, e.type, e.occurred_at, e.payload, d.fair_at
       FROM deliveries d JOIN hooks h ON h.id = d.hook_id JOIN events e ON e.seq = d.event_seq
       WHERE d.id IN ${inList(part)}`.execute(trx);
-    for (const r of rows)
-      due.push({
-        ...r,
-        id: Number(r.id),
-        attempts: Number(r.attempts),
-        fair_at: Number(r.fair_at),
-        secret_previous_until: r.secret_previous_until === null ? null : Number(r.secret_previous_until),
-        leased_until: until,
-      });
+    for (const r of rows) due.push(leasedDue(r, until));
   }
   due.sort((a, b) => a.fair_at - b.fair_at || a.id - b.id);
   return { due, seen: candidates.length };
 }
-
-type DueRow = Omit<Due, 'leased_until'>;
 
 /**
  * Records finished attempts inside the caller's transaction (the contract: delivery-store.ts
