@@ -22,7 +22,7 @@ import { SqliteWatchQueue } from './triggers/sqlite-watch-queue.js';
 import type { WatchQueue } from './triggers/watch-queue.js';
 import { PostgresWatchQueue } from './triggers/postgres-watch-queue.js';
 import { HookStore, hookWrites } from './webhooks/hook-store.js';
-import { queueDeliveries } from './webhooks/fan-out.js';
+import { queueDeliveries, queueDeliveriesSql } from './webhooks/fan-out.js';
 import { dropDeliveriesOfEvents } from './webhooks/attempt-log.js';
 import { HookOperations } from './webhooks/hook-operations.js';
 import { OperationalEvents } from './webhooks/operational-events.js';
@@ -102,7 +102,17 @@ export function buildServices(deps: ServiceDeps): Services {
     },
     watchQueue,
   );
-  const eventLog = new EventLog(db, clock, { queue: queueDeliveries, dropOfEvents: dropDeliveriesOfEvents }, logger);
+  const eventLog = new EventLog(
+    db,
+    clock,
+    {
+      queue: queueDeliveries,
+      // PostgreSQL: a poll's record is one statement, its fan-out in SQL (triggers/poll-record.ts).
+      queueSql: byEngine<typeof queueDeliveriesSql | undefined>(db.engine, { sqlite: () => undefined, postgres: () => queueDeliveriesSql }),
+      dropOfEvents: dropDeliveriesOfEvents,
+    },
+    logger,
+  );
   const deliveryQueue = new DeliveryQueue(db, deliveryStore, clock, (records) => operationalEvents.notice(records));
   const failedAttempts = new FailedAttempts(db, clock);
   const keyStore = new KeyStore(db, clock);

@@ -9,7 +9,8 @@ import { projectRoot } from '../../src/paths.js';
  * own process, with only the environment given (run in `cwd`, so no .env of the checkout is
  * read), listening on 127.0.0.1 on a port the system picks (PORT=0; the port is read from its
  * `listening` log line). Stopped by its pid: SIGTERM,
- * then SIGKILL after a grace period. BENCH_CHILD_PROF=<dir> runs it under `--cpu-prof`.
+ * then SIGKILL after a grace period. BENCH_CHILD_PROF=<dir> runs it under `--cpu-prof`; BENCH_CHILD_IMPORT=<module>
+ * loads a module first (`--import`: a probe's hooks, for instance).
  */
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -27,7 +28,13 @@ export class ServiceProcess {
 
   constructor(env: NodeJS.ProcessEnv, cwd: string) {
     const prof = process.env.BENCH_CHILD_PROF;
-    const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), join(projectRoot, 'dist', 'src', 'main.js')];
+    // BENCH_CHILD_IMPORT=<module>: a module the service loads first (a probe's hooks, for instance).
+    const preload = process.env.BENCH_CHILD_IMPORT;
+    const args = [
+      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+      ...(preload ? ['--import', preload] : []),
+      join(projectRoot, 'dist', 'src', 'main.js'),
+    ];
     this.child = spawn(process.execPath, args, { env: { ...env, HOST: '127.0.0.1', PORT: '0', LOG_FORMAT: 'json' }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     if (this.child.pid === undefined) throw new Error('could not start the service');
     this.pid = this.child.pid;

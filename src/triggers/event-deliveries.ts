@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { Tables } from '../db/tables.js';
 
 /** An event as the webhooks' fan-out takes it: a device event, or an operational one `about` a hook. */
@@ -15,5 +15,12 @@ export type QueueDeliveries = (trx: Kysely<Tables>, keyHash: string, events: Log
  */
 export interface EventDeliveries {
   queue: QueueDeliveries;
+  /**
+   * PostgreSQL: `queue` for device events as items of the `WITH` of the record's one statement
+   * (webhooks/fan-out.ts queueDeliveriesSql); `logged` names the item listing the events just
+   * logged (`seq`, `id`, `type`, `device_id`, `ord`). Without it a record is a transaction of
+   * several statements.
+   */
+  queueSql?: (keyHash: string, logged: string, now: number) => RawBuilder<unknown>;
   dropOfEvents(trx: Kysely<Tables>, eventSeqs: readonly number[], recent: string): Promise<{ kept: Set<number>; deliveries: number; attempts: number }>;
 }

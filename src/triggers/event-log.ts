@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
@@ -16,6 +16,7 @@ import type { EventDeliveries, QueueDeliveries } from './event-deliveries.js';
 import type { RequestWaits } from '../db/wait-budget.js';
 import { requestView } from '../db/request-view.js';
 import { TransactionBatch } from '../db/transaction-batch.js';
+import { recordInOneStatement } from './poll-record.js';
 
 /** Status-change log lines written before other work gets a turn. */
 const logLinesPerSlice = 200;
@@ -71,8 +72,13 @@ export class EventLog {
       await snapshotWrites.write(trx, keyHash, changes.changed, changes.vanished, now);
       return events.length > 0 ? insertEvents(trx, keyHash, events, now, this.deliveries.queue) : [];
     };
-    // SQLite: with the other polls' records of this turn of the event loop, in one transaction (group commit).
-    const fresh = await (this.batch ? this.batch.run(write) : this.db.transaction(write));
+    const record = { keyHash, changes, events, baselineAt: baseline ? now : null, lease, now };
+    const queueSql = this.deliveries.queueSql;
+    // PostgreSQL (the fan-out in SQL given): one statement (poll-record.ts). SQLite: with the
+    // other polls' records of this turn of the event loop, in one transaction (group commit).
+    const fresh = queueSql
+      ? await recordInOneStatement(this.db.kysely, record, { events: eventWrites.insertSql, deliveries: queueSql })
+      : await (this.batch ? this.batch.run(write) : this.db.transaction(write));
     // After the commit: a logged change is a recorded one. Never the key, not even its hash.
     // A mass outage is thousands of lines: written in slices, other work runs in between.
     for (const [i, part] of chunks(fresh, logLinesPerSlice).entries()) {
@@ -200,6 +206,11 @@ export class EventLog {
 
 /** Writes to `events` that other modules make inside their own transactions (one writer per table). */
 export const eventWrites = {
+  /** PostgreSQL: the events of `input` (a `WITH` item: id, type, device_id, occurred_at, payload, ord) not logged yet, where `guard` holds; their seq and id (poll-record.ts). */
+  insertSql: (keyHash: string, input: string, guard: RawBuilder<unknown>, now: number): RawBuilder<unknown> =>
+    sql`INSERT INTO events (id, key_hash, type, device_id, occurred_at, payload, created_at)
+      SELECT e.id, ${keyHash}, e.type, e.device_id, e.occurred_at, e.payload, ${now}::bigint FROM ${sql.table(input)} e WHERE ${guard} ORDER BY e.ord
+      ON CONFLICT (key_hash, id) DO NOTHING RETURNING seq, id`,
   /**
    * Logs one event that is not a device-status change (a `webhook.test`; docs/webhooks.md),
    * with the payload as given; returns its position in the log. Such events never show in the

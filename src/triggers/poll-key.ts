@@ -14,8 +14,13 @@ export type PollKeyDeps = PollerOptions & { futureHeartbeats: FutureHeartbeatLog
 /** The least time between two polls of a key, as a share of the interval (`nextPollTime`). */
 export const minPollGapShare = 0.95;
 
-/** The most time between two polls of a key that the schedule chooses, as a share of the interval, while it moves a key to its slot. */
-export const maxPollGapShare = 1.3;
+/**
+ * The most time between two polls of a key that the schedule chooses, as a share of the interval, while it moves a key to its
+ * slot: 0.35 intervals of the 1.5 allowed are left for that next poll to start late. With 1.3, the keys of a catch-up whose slots
+ * were further moved together to 1.3 intervals, and a poller 2 s late there (a mass outage starting) made them all late gaps
+ * (docs/benchmarks.md, many accounts on PostgreSQL).
+ */
+export const maxPollGapShare = 1.15;
 
 /**
  * A key's slot: where in the interval its polls belong, in milliseconds past a multiple of the
@@ -39,7 +44,7 @@ export function pollSlot(keyHash: string, intervalMs: number): number {
  * With its `slot` (pollSlot), a background poll off its slot moves the key towards it: back to
  * it when it is that close behind (a poll that ran a little late), else forward, at most to
  * `maxPollGapShare` of an interval after the source was asked, so a key that fell due with
- * every other (a catch-up) is on its slot within a few polls, no gap longer than 1.3 intervals
+ * every other (a catch-up) is on its slot within a few polls, no gap longer than 1.15 intervals
  * meanwhile. A key on its slot stays there. Without `due` (a request's own poll, a baseline)
  * an interval after the source was asked.
  */
@@ -52,7 +57,7 @@ export function nextPollTime(intervalMs: number, askedAt: number, due?: number, 
   if (behind === 0) return kept;
   const ahead = intervalMs - behind;
   // Back to the slot when the least gap allows it; towards it when that is the quicker way
-  // (back a poll moves at most 0.05 intervals, forward up to 0.35); else forward.
+  // (back a poll moves at most 0.05 intervals, forward up to 0.2); else forward.
   if (kept - behind >= soonest || 5 * behind <= ahead) return Math.max(kept - behind, soonest);
   return Math.max(kept, Math.min(kept + ahead, askedAt + Math.floor(maxPollGapShare * intervalMs)));
 }

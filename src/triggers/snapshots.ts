@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Tables } from '../db/tables.js';
 import { chunks, inChunks } from '../db/chunks.js';
@@ -163,6 +163,30 @@ export const snapshotWrites = {
         .where('missing_since', 'is', null)
         .execute();
     }
+  },
+
+  /**
+   * PostgreSQL: `write` as two items of the `WITH` of a record's one statement (event-log.ts),
+   * each made only where `guard` holds (the lease did): the changed rows as one upsert of
+   * arrays, the vanished devices marked missing.
+   */
+  writeSql(keyHash: string, changed: readonly SnapshotRow[], vanished: readonly string[], now: number, guard: RawBuilder<unknown>): RawBuilder<unknown> {
+    const ids = changed.map(([id]) => id);
+    const col = <K extends keyof Snapshot>(k: K) => changed.map(([, s]) => s[k] ?? null);
+    return sql`snapshot_upsert AS (
+        INSERT INTO device_snapshots (key_hash, device_id, status, last_heartbeat_at, missing_since, last_event_id, last_event_at)
+        SELECT ${keyHash}, c.device_id, c.status, c.last_heartbeat_at, NULL, c.last_event_id, c.last_event_at
+        FROM unnest(${ids}::text[], ${col('status')}::text[], ${col('last_heartbeat_at')}::text[], ${col('last_event_id')}::text[], ${col('last_event_at')}::text[])
+          AS c(device_id, status, last_heartbeat_at, last_event_id, last_event_at)
+        WHERE ${guard}
+        ON CONFLICT (key_hash, device_id) DO UPDATE SET status = excluded.status, last_heartbeat_at = excluded.last_heartbeat_at,
+          missing_since = NULL, last_event_id = excluded.last_event_id, last_event_at = excluded.last_event_at
+      ),
+      snapshot_missing AS (
+        UPDATE device_snapshots SET missing_since = ${now}
+        WHERE key_hash = ${keyHash} AND device_id = ANY(${[...vanished]}::text[]) AND missing_since IS NULL
+          AND ${guard}
+      )`;
   },
 };
 

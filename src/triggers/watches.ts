@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { retryDeadlocks } from '../db/deadlock.js';
@@ -79,6 +79,25 @@ export const watchWrites = {
       .$if(digest.unchangedFrom !== undefined, (q) => q.where('snapshot_digest', '=', digest.unchangedFrom!))
       .executeTakeFirst();
     if ((lease.owner !== null || digest.unchangedFrom !== undefined) && Number(schedule.numUpdatedRows) === 0) throw new LeaseLostError();
+  },
+
+  /**
+   * PostgreSQL: `finishPoll` as the first part of a record's one statement (event-log.ts): an
+   * `UPDATE watches … RETURNING key_hash` whose one row says the lease (and digest) held; the
+   * statement's other writes are made only when it returned that row.
+   */
+  finishPollSql(keyHash: string, lease: PollLease, baselineAt: number | null, digest: DigestChange): RawBuilder<unknown> {
+    return sql`UPDATE watches SET next_poll_at = ${lease.nextPollAt}, leased_until = 0, lease_owner = NULL, snapshot_digest = ${digest.next}
+        ${baselineAt !== null ? sql`, baseline_at = ${baselineAt}` : sql``}
+      WHERE key_hash = ${keyHash}
+        ${lease.owner !== null ? sql`AND lease_owner = ${lease.owner}` : sql``}
+        ${digest.unchangedFrom !== undefined ? sql`AND snapshot_digest = ${digest.unchangedFrom}` : sql``}
+      RETURNING key_hash`;
+  },
+
+  /** Whether a `finishPollSql` that returned no row means the poll may not be recorded (LeaseLostError), as `finishPoll` decides. */
+  leaseChecked(lease: PollLease, digest: DigestChange): boolean {
+    return lease.owner !== null || digest.unchangedFrom !== undefined;
   },
 
   /**

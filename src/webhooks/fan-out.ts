@@ -92,6 +92,44 @@ export async function queueDeliveries(trx: Kysely<Tables>, keyHash: string, even
   }
 }
 
+/**
+ * PostgreSQL: `queueDeliveries` for device events as items of the `WITH` of the event log's one
+ * statement for a poll's record (event-log.ts), so a record is one round trip. `logged` names
+ * the item that lists the events just logged (`seq`, `id`, `type`, `device_id`, and `ord`, their
+ * order in the poll). The same rules in SQL: each active hook of the key whose `events` list the
+ * type and whose `device_ids` (if any) the device gets a delivery, placed as `fairPlaces` and
+ * the loop above place it (read before the statement's own writes, as there), and the hook's
+ * cursor moves to its last one. The cursor is written before the deliveries are inserted (the
+ * insert reads the update's rows), the order of the transaction it replaces: the hook's row
+ * is locked before its deliveries are added.
+ */
+export function queueDeliveriesSql(keyHash: string, logged: string, now: number): RawBuilder<unknown> {
+  const at = sql`${now}::bigint`;
+  return sql`fan_hooks AS (
+      SELECT h.id, h.fair_cursor, coalesce(h.target_origin, 'invalid') AS origin, h.events::jsonb AS types, h.device_ids::jsonb AS devices,
+        (SELECT min(d.fair_at) FROM deliveries d WHERE d.hook_id = h.id AND d.status = 'pending') AS own,
+        (SELECT min(o.fair_at) FROM deliveries o WHERE o.status = 'pending' AND o.target_origin = coalesce(h.target_origin, 'invalid')) AS head
+      FROM hooks h WHERE h.key_hash = ${keyHash} AND h.status = 'active'
+    ),
+    fan_placed AS (
+      SELECT fh.id AS hook_id, fh.origin, l.seq, l.id AS event_id,
+        row_number() OVER (PARTITION BY fh.id ORDER BY l.ord) - 1 AS i,
+        count(*) OVER (PARTITION BY fh.id) AS n,
+        CASE WHEN fh.own IS NOT NULL THEN greatest(coalesce(fh.head, ${at}), fh.fair_cursor + ${fairSpacingMs}) ELSE coalesce(fh.head, ${at}) END AS start
+      FROM fan_hooks fh JOIN ${sql.table(logged)} l ON fh.types ? l.type AND (fh.devices IS NULL OR fh.devices ? l.device_id)
+    ),
+    fan_cursors AS (SELECT DISTINCT hook_id, start + (n - 1) * ${fairSpacingMs} AS cursor FROM fan_placed),
+    fan_cursored AS (${hookWrites.setFairCursorsSql('fan_cursors')}),
+    fan_queued AS (
+      INSERT INTO deliveries (hook_id, event_seq, webhook_id, status, next_attempt_at, created_at, fair_at, target_origin)
+      SELECT p.hook_id, p.seq, 'msg_' || regexp_replace(p.hook_id, '^hook_', '') || '_' || regexp_replace(p.event_id, '^evt_', ''),
+        'pending', ${at}, ${at}, p.start + p.i * ${fairSpacingMs}, p.origin
+      FROM fan_placed p JOIN fan_cursored c ON c.id = p.hook_id
+      ORDER BY p.hook_id, p.i
+      ON CONFLICT (hook_id, event_seq) DO NOTHING
+    )`;
+}
+
 /** A hook's origin as the claims see it (`invalid` for a hook stored without one). */
 const originOf = (origin: string | null): string => origin ?? 'invalid';
 

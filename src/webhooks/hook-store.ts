@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tables } from '../db/tables.js';
 import type { Db } from '../db/database.js';
 import { inSlices } from '../db/slices.js';
@@ -63,6 +63,9 @@ export const hookWrites = {
   async setFairCursor(trx: Kysely<Tables>, hookId: string, cursor: number): Promise<void> {
     await trx.updateTable('hooks').set({ fair_cursor: cursor }).where('id', '=', hookId).execute();
   },
+  /** PostgreSQL: `setFairCursor` for each hook of the `WITH` item `cursors` (hook_id, cursor) in one statement (fan-out.ts); their ids. */
+  setFairCursorsSql: (cursors: string): RawBuilder<unknown> =>
+    sql`UPDATE hooks SET fair_cursor = c.cursor FROM ${sql.table(cursors)} c WHERE hooks.id = c.hook_id RETURNING hooks.id`,
 };
 
 /** REST-hook subscriptions per key (docs/webhooks.md). Signing secrets are stored sealed. */
@@ -101,11 +104,10 @@ export class HookStore {
   }
 
   /**
-   * `PATCH /v1/hooks/{id}`: new events or devices, or enabled/disabled. A disabled hook gets no
-   * new deliveries and its pending ones wait (`held`: the claims skip a disabled hook's queue);
-   * enabled again, they are sent. Enabling counts against `maxPerKey` (409), and a hook may not
-   * become the same subscription (key, URL, events, devices) as another hook that is not
-   * disabled (409 naming it): subscribing stays idempotent.
+   * `PATCH /v1/hooks/{id}`: new events or devices, or enabled/disabled. A disabled hook gets no new deliveries
+   * and its pending ones wait (`held`: the claims skip a disabled hook's queue); enabled again, they are sent.
+   * Enabling counts against `maxPerKey` (409), and a hook may not become the same subscription (key, URL,
+   * events, devices) as another hook that is not disabled (409 naming it): subscribing stays idempotent.
    */
   async update(keyHash: string, id: string, changes: HookChanges): Promise<Hook> {
     return this.db.transaction(async (trx) => {
@@ -153,10 +155,9 @@ export class HookStore {
   }
 
   /**
-   * A new signing secret (`secret`, or a generated one), returned this once. The one it replaces
-   * is kept sealed and still signs every delivery for `secretOverlapMs` (a second signature), so
-   * receivers switch without losing a delivery. A second rotation within the overlap drops the
-   * oldest secret: only the last two ever sign.
+   * A new signing secret (`secret`, or a generated one), returned this once. The one it replaces is kept sealed
+   * and still signs every delivery for `secretOverlapMs` (a second signature), so receivers switch without losing
+   * a delivery. A second rotation within the overlap drops the oldest secret: only the last two ever sign.
    */
   async rotateSecret(keyHash: string, id: string, secret: string = generateSecret()): Promise<string> {
     const sealed = this.box.seal(secret);
@@ -174,11 +175,10 @@ export class HookStore {
   }
 
   /**
-   * Subscribes, idempotently: the same key + URL + events + device ids returns the existing
-   * (not disabled) hook, secret included, with `created: false`. The identity's unique index
-   * settles two identical subscriptions racing on two replicas: one inserts, the other finds it.
-   * A new hook past `maxPerKey` is a 409 naming the limit; the count and the insert share one
-   * transaction, under a per-key lock on PostgreSQL, so replicas cannot slip past it together.
+   * Subscribes, idempotently: the same key + URL + events + device ids returns the existing (not disabled) hook,
+   * secret included, with `created: false`. The identity's unique index settles two identical subscriptions racing
+   * on two replicas: one inserts, the other finds it. A new hook past `maxPerKey` is a 409 naming the limit; the
+   * count and the insert share one transaction, under a per-key lock on PostgreSQL, so replicas cannot slip past it.
    */
   async create(keyHash: string, input: HookInput): Promise<{ hook: Hook & { secret: string }; created: boolean }> {
     const events = JSON.stringify([...new Set(input.events)].sort());

@@ -64,7 +64,7 @@ describe('poller and webhooks', () => {
     t.clock.advance(75_000);
     ({ samples } = await scrape(t.app));
     expect(sample(samples, 'webhook_oldest_due_delivery_age_seconds')).toBe(15);
-    // The key's next poll (0.95 to 1.3 intervals after the poll above, nextPollTime) has passed: the poller is that late.
+    // The key's next poll (0.95 to 1.15 intervals after the poll above, nextPollTime) has passed: the poller is that late.
     const nextPoll = Number(await t.value('SELECT next_poll_at FROM watches'));
     expect(nextPoll).toBeLessThan(t.clock.now());
     expect(sample(samples, 'poller_oldest_overdue_key_age_seconds')).toBe((t.clock.now() - nextPoll) / 1000);

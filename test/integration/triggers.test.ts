@@ -392,7 +392,7 @@ describe('watching and retention', () => {
     expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 0, events: 0, failed: 0 });
     t.clock.advance(10_000);
     expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 1, events: 0, failed: 0 });
-    // A background poll's next is 0.95 to 1.3 intervals on, on the way to the key's slot (nextPollTime).
+    // A background poll's next is 0.95 to 1.15 intervals on, on the way to the key's slot (nextPollTime).
     t.clock.advance(39_000);
     expect(await t.services.poller.runUntilIdle()).toEqual({ keys: 2, events: 0, failed: 0 });
   });
