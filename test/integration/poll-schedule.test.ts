@@ -142,3 +142,35 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
   expect((await nextPollAt()) - readAt).toBeGreaterThanOrEqual(minPollGapShare * intervalMs);
   expect((await nextPollAt()) - readAt).toBeLessThanOrEqual(maxPollGapShare * intervalMs);
 });
+
+test('upstream: a poll that failed after its attempts took long is next due at least 0.95 intervals after it failed, not an interval after it started', async () => {
+  upstream = await new FakeUpstream(catalog()).start();
+  t = await buildTestApp({
+    clock: new ManualClock(),
+    env: { POLL_INTERVAL_MS: String(intervalMs), DEVICE_API_URL: upstream.baseUrl, UPSTREAM_RETRIES: '1', UPSTREAM_TIMEOUT_MS: '10000', CONNECTOR_SECRET: 'a1'.repeat(32) },
+  });
+  await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+  const due = await nextPollAt();
+  t.clock.ms = due;
+  // Both attempts fail after 10 s each (as timeouts would, on this test's clock): the poll fails at due + 20 s.
+  const slow503 = {
+    pathPrefix: '/devices',
+    page: '1',
+    status: 503,
+    answer: () => {
+      t.clock.advance(10_000);
+      return { message: 'Busy' };
+    },
+  };
+  upstream.failNext(slow503, slow503);
+  expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 1 });
+  const failedAt = due + 20_000;
+  expect(t.clock.now()).toBe(failedAt);
+  // An interval after it started would be 10 s after its last attempt.
+  expect((await nextPollAt()) - failedAt).toBe(Math.ceil(minPollGapShare * intervalMs));
+  // The next round polls it then, not before.
+  t.clock.ms = (await nextPollAt()) - 1;
+  expect((await t.services.poller.runUntilIdle()).keys).toBe(0);
+  t.clock.ms += 1;
+  expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 0 });
+});
