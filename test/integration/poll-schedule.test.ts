@@ -109,7 +109,13 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
   upstream = await new FakeUpstream(catalog()).start();
   t = await buildTestApp({
     clock: new ManualClock(),
-    env: { POLL_INTERVAL_MS: String(intervalMs), DEVICE_API_URL: upstream.baseUrl, UPSTREAM_RETRIES: '1', UPSTREAM_TIMEOUT_MS: '10000', CONNECTOR_SECRET: 'a1'.repeat(32) },
+    env: {
+      POLL_INTERVAL_MS: String(intervalMs),
+      DEVICE_API_URL: upstream.baseUrl,
+      UPSTREAM_RETRIES: '1',
+      UPSTREAM_TIMEOUT_MS: '10000',
+      CONNECTOR_SECRET: 'a1'.repeat(32),
+    },
   });
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
   // Polled on time until the key is on its slot: its next poll then an interval after it was due.
@@ -147,7 +153,13 @@ test('upstream: a poll that failed after its attempts took long is next due at l
   upstream = await new FakeUpstream(catalog()).start();
   t = await buildTestApp({
     clock: new ManualClock(),
-    env: { POLL_INTERVAL_MS: String(intervalMs), DEVICE_API_URL: upstream.baseUrl, UPSTREAM_RETRIES: '1', UPSTREAM_TIMEOUT_MS: '10000', CONNECTOR_SECRET: 'a1'.repeat(32) },
+    env: {
+      POLL_INTERVAL_MS: String(intervalMs),
+      DEVICE_API_URL: upstream.baseUrl,
+      UPSTREAM_RETRIES: '1',
+      UPSTREAM_TIMEOUT_MS: '10000',
+      CONNECTOR_SECRET: 'a1'.repeat(32),
+    },
   });
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
   const due = await nextPollAt();
