@@ -66,7 +66,7 @@ for (const engine of benchEngines()) {
     for (let round = 0; round < rounds; round += 1) {
       await service.stop();
       await sleep(intervalMs + 500);
-      for (const times of fleet.polls) times.length = 0;
+      fleet.clearPolls();
       service = new ServiceProcess(env, dir);
       await service.waitHealthy(60_000);
       const deadline = Date.now() + 6 * intervalMs;

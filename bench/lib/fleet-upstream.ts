@@ -40,6 +40,12 @@ export class FleetUpstream {
   readonly devices: FleetDevice[][];
   /** Per key: the times (Date.now()) of its polls. */
   readonly polls: number[][];
+  /**
+   * Per key, beside `polls`: each poll's X-Request-Id. The attempts of one upstream call (a
+   * retry after a timeout or a 5xx) carry the same id (docs/upstream.md), so two entries with
+   * one id are one poll asked twice, not two polls.
+   */
+  readonly pollIds: string[][];
   readonly transitions: Transition[] = [];
   calls = 0;
   url = '';
@@ -56,6 +62,7 @@ export class FleetUpstream {
       Array.from({ length: devicesPerKey }, (_, d) => ({ id: fleetDeviceId(k, d), online: true, heartbeatMicros: now - 30_000_000 })),
     );
     this.polls = Array.from({ length: keyCount }, () => []);
+    this.pollIds = Array.from({ length: keyCount }, () => []);
     for (let k = 0; k < keyCount; k += 1) this.byKey.set(fleetKey(k), k);
   }
 
@@ -92,7 +99,7 @@ export class FleetUpstream {
     const key = auth ? this.byKey.get(auth[1]!) : undefined;
     if (req.method !== 'GET') return send(res, 404, { message: 'Not found' });
     if (key === undefined) return send(res, 401, { message: auth ? 'Invalid API key' : 'Missing API key' });
-    if (url.pathname === '/devices') return this.list(key, url, res);
+    if (url.pathname === '/devices') return this.list(key, url, String(req.headers['x-request-id'] ?? ''), res);
     const one = /^\/devices\/([^/]+)$/.exec(url.pathname);
     if (!one) return send(res, 404, { message: 'Not found' });
     const wanted = decodeURIComponent(one[1]!).toLowerCase();
@@ -101,12 +108,21 @@ export class FleetUpstream {
     send(res, 200, deviceJson(device, false));
   }
 
-  private list(key: number, url: URL, res: ServerResponse): void {
+  /** Forgets the polls recorded so far (a bench's measurement starts). */
+  clearPolls(): void {
+    for (const times of this.polls) times.length = 0;
+    for (const ids of this.pollIds) ids.length = 0;
+  }
+
+  private list(key: number, url: URL, requestId: string, res: ServerResponse): void {
     const page = Number(url.searchParams.get('page') ?? '1');
     const pageSize = Number(url.searchParams.get('page_size') ?? '100');
     if (!Number.isInteger(page) || page < 1) return send(res, 400, { message: 'page must be an integer ≥ 1' });
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) return send(res, 400, { message: 'page_size must be an integer from 1 to 1000' });
-    if (page === 1 && pageSize === 1000) this.polls[key]!.push(Date.now());
+    if (page === 1 && pageSize === 1000) {
+      this.polls[key]!.push(Date.now());
+      this.pollIds[key]!.push(requestId);
+    }
     let devices = this.devices[key]!;
     const online = url.searchParams.get('is_online');
     if (online === 'true' || online === 'false') devices = devices.filter((d) => d.online === (online === 'true'));

@@ -100,7 +100,7 @@ export async function runManyAccounts(engine: Engine, scratch: string): Promise<
     // Capacity: stopped, then started when every key is due.
     await service.stop();
     await sleep(many.intervalMs + 500);
-    for (const times of fleet.polls) times.length = 0;
+    fleet.clearPolls();
     progress(`many accounts [${engine}]: restarted with every key due; measuring how fast it polls them all`);
     service = new ServiceProcess(env, dir);
     await service.waitHealthy(60_000);

@@ -20,13 +20,30 @@ export interface PollAnalysis {
   keysPolled: number;
   /** Distinct keys polled in each whole interval of the window, in order. */
   keysPerInterval: number[];
-  /** Consecutive polls of one key less than `shortFactor` × interval apart (the later one in the window). */
+  /**
+   * Consecutive polls of one key less than `shortFactor` × interval apart (the later one in the
+   * window); with `callIds`, two attempts of one call (a retry) are not among them.
+   */
   shortGaps: Gap[];
+  /** With `callIds`: consecutive entries of one key that were attempts of one call (retries), in the window. */
+  retries: number;
   /** Every gap ending in the window (open gaps at its end included), longest first. */
   gaps: Gap[];
 }
 
-export function analysePolls(polls: readonly (readonly number[])[], window: { from: number; to: number }, intervalMs: number, shortFactor = 0.9): PollAnalysis {
+/**
+ * `callIds`, when given, is beside `polls`: each entry's upstream call (FleetUpstream.pollIds,
+ * the X-Request-Id every attempt of one call carries). The attempts of one call are one poll
+ * asked again after a timeout or a 5xx: their gap is still a gap (the key went that long
+ * without an answer), but never a key polled twice.
+ */
+export function analysePolls(
+  polls: readonly (readonly number[])[],
+  window: { from: number; to: number },
+  intervalMs: number,
+  shortFactor = 0.9,
+  callIds?: readonly (readonly string[])[],
+): PollAnalysis {
   const { from, to } = window;
   const slots = Math.max(0, Math.floor((to - from) / intervalMs));
   const perSlot = Array.from({ length: slots }, () => new Set<number>());
@@ -34,10 +51,12 @@ export function analysePolls(polls: readonly (readonly number[])[], window: { fr
   const gaps: Gap[] = [];
   let count = 0;
   let keysPolled = 0;
+  let retries = 0;
   polls.forEach((times, key) => {
+    const ids = callIds?.[key];
     let previous: number | null = null;
     let polledHere = false;
-    for (const at of times) {
+    for (const [i, at] of times.entries()) {
       if (at > to) break;
       if (at >= from) {
         count += 1;
@@ -47,7 +66,9 @@ export function analysePolls(polls: readonly (readonly number[])[], window: { fr
         if (previous !== null) {
           const gap: Gap = { key, at, ms: at - previous };
           gaps.push(gap);
-          if (gap.ms < shortFactor * intervalMs) shortGaps.push(gap);
+          const retry = ids !== undefined && ids[i] !== undefined && ids[i] !== '' && ids[i] === ids[i - 1];
+          if (retry) retries += 1;
+          else if (gap.ms < shortFactor * intervalMs) shortGaps.push(gap);
         }
       }
       previous = at;
@@ -56,5 +77,5 @@ export function analysePolls(polls: readonly (readonly number[])[], window: { fr
     if (previous !== null && to - previous > intervalMs) gaps.push({ key, at: to, ms: to - previous, open: true });
   });
   gaps.sort((a, b) => b.ms - a.ms);
-  return { polls: count, keysPolled, keysPerInterval: perSlot.map((s) => s.size), shortGaps, gaps };
+  return { polls: count, keysPolled, keysPerInterval: perSlot.map((s) => s.size), shortGaps, retries, gaps };
 }

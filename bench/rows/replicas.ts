@@ -109,7 +109,7 @@ async function measure(serverUrl: (db: string) => string, fleet: FleetUpstream):
     const t0 = performance.now();
     await enrolAll(replicas[0]!);
     const enrolMs = performance.now() - t0;
-    for (const times of fleet.polls) times.length = 0;
+    fleet.clearPolls();
     const one = await measureWindow(fleet, replicas, usedPostgres, enrolMs);
     await start(1, port + 1);
     const two = await measureWindow(fleet, replicas, usedPostgres, enrolMs);

@@ -38,8 +38,9 @@ export function pollSlot(keyHash: string, intervalMs: number): number {
  * next poll is an interval after it was `due`, not after it ran, so a poll that started late
  * (a busy replica, many keys due at once, a claim a tick late) does not push every later poll
  * of the key back by as much, which under a sustained load made each gap an interval plus the
- * wait. Never sooner than `minPollGapShare` of an interval after this poll asked the source,
- * though, so two polls of a key reach the source at least 0.95 intervals apart.
+ * wait. Never sooner than `minPollGapShare` of an interval after `askedAt`, when this poll's
+ * source answered its first page (after the attempts an upstream call retried, if any), so
+ * two polls of a key reach the source at least 0.95 intervals apart.
  *
  * With its `slot` (pollSlot), a background poll off its slot moves the key towards it: back to
  * it when it is that close behind (a poll that ran a little late), else forward, at most to
@@ -95,6 +96,9 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
   let events: DeviceEvent[] = [];
   let vanished: string[];
   let askedAt: number;
+  // When the source answered the first page: the attempt that read it, which comes after
+  // `askedAt` by as long as the attempts before it took (a timeout, a 5xx) and their backoff.
+  let readAt: number | undefined;
   try {
     const principal = { ...(await pollPrincipal(deps, watch, requestId)), signal: stop };
     const source = deps.devices;
@@ -105,6 +109,7 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
     askedAt = clock.now();
     for await (const page of pages) {
       stop.throwIfAborted();
+      readAt ??= clock.now();
       await comparison.add(page, clock.now());
       // A baseline emits nothing, so its snapshot may land in slices (docs/triggers.md).
       if (baseline && comparison.pendingRows >= baselineSliceRows) await comparison.flush();
@@ -138,7 +143,10 @@ export async function pollKey(deps: PollKeyDeps, watch: Watch, { requestId, owne
     const changes = { written: comparison.rowsWritten, changed: comparison.takeChanged(), vanished, digest: comparison.digestChange };
     const fresh = await log.record(watch.key_hash, changes, events, baseline, {
       owner,
-      nextPollAt: nextPollTime(deps.intervalMs, Math.max(started, askedAt), due, pollSlot(watch.key_hash, deps.intervalMs)),
+      // The least gap counts from the attempt that read the source, not from the first one:
+      // after a retried first page, counted from the first attempt, the next poll reached the
+      // source a few hundred milliseconds after this one's retry (test/replicas, under load).
+      nextPollAt: nextPollTime(deps.intervalMs, Math.max(started, readAt ?? askedAt), due, pollSlot(watch.key_hash, deps.intervalMs)),
     });
     if (fresh.length > 0) deps.onEvents?.(fresh);
     return fresh;

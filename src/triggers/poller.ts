@@ -8,7 +8,7 @@ import type { DeviceEvent } from './transitions.js';
 import type { RequestLease, Watch } from './watches.js';
 import { FutureHeartbeatLog } from './future-heartbeats.js';
 import { PollQueue } from './poll-queue.js';
-import { pollKey } from './poll-key.js';
+import { nextPollTime, pollKey } from './poll-key.js';
 
 const maxBackoffMs = 10_000;
 /** Slots freed within this many milliseconds are refilled by one claim. */
@@ -243,7 +243,10 @@ export class DeviceStatusPoller {
 
   /**
    * Polls a key under this replica's lease, renewed while the poll runs. A failed background
-   * poll lets the lease go (the key is due again an interval on); a stopped one records nothing
+   * poll lets the lease go, the key due again an interval after the poll started but at least
+   * 0.95 intervals after it failed (nextPollTime: a poll whose attempts all timed out can
+   * outlast an interval, and due again at once it was polled right after its last attempt);
+   * a stopped one records nothing
    * and hands the key back due at once, so another replica (or the next start) polls it now, as
    * if this poll had never started; so does a request's own poll that failed (the background
    * poller tries it next, as it would have without the request).
@@ -257,7 +260,8 @@ export class DeviceStatusPoller {
     } catch (err) {
       const dueNow = requestId !== undefined || this.stopOf(requestId).aborted;
       if (!(err instanceof LeaseLostError)) {
-        await this.options.watches.release(watch.key_hash, this.owner, dueNow ? started : started + this.options.intervalMs).catch(() => undefined);
+        const nextPollAt = dueNow ? started : nextPollTime(this.options.intervalMs, this.options.clock.now(), started);
+        await this.options.watches.release(watch.key_hash, this.owner, nextPollAt).catch(() => undefined);
       }
       throw err;
     } finally {

@@ -2,6 +2,7 @@ import { afterEach, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { catalog, keys } from '../fixtures/catalog.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { maxPollGapShare, minPollGapShare, nextPollTime, pollSlot } from '../../src/triggers/poll-key.js';
 
@@ -9,16 +10,20 @@ import { maxPollGapShare, minPollGapShare, nextPollTime, pollSlot } from '../../
  * A key's poll times (docs/triggers.md): a background poll keeps the key's place in the
  * interval, its next poll an interval after it was due however late it ran, but never less
  * than 0.95 intervals after it asked the source, and brings a key off its slot back to it
- * (never more than 1.15 intervals after it asked). Injected clock, embedded mode.
+ * (never more than 1.15 intervals after it asked). Injected clock, embedded mode; and upstream
+ * mode for a poll whose first attempt was retried (the least gap counts from the retry).
  */
 const intervalMs = 30_000;
 const keyHash = hashKey(keys.ana);
 
 let t: TestApp;
+let upstream: FakeUpstream | undefined;
 afterEach(async () => {
   const app = t;
   t = undefined as unknown as TestApp;
   await app?.close();
+  await upstream?.stop();
+  upstream = undefined;
 });
 
 const nextPollAt = async () => Number(await t.value('SELECT next_poll_at FROM watches WHERE key_hash = ?', keyHash));
@@ -98,4 +103,86 @@ test('a background poll keeps the key on its slot: a little late, back to it; la
   // Not due yet: nothing polled.
   t.clock.ms = (await nextPollAt()) - 1;
   expect((await t.services.poller.runUntilIdle()).keys).toBe(0);
+});
+
+test('upstream: a poll whose first page was retried is next due at least 0.95 intervals after the attempt that read the source, not after the first attempt', async () => {
+  upstream = await new FakeUpstream(catalog()).start();
+  t = await buildTestApp({
+    clock: new ManualClock(),
+    env: {
+      POLL_INTERVAL_MS: String(intervalMs),
+      DEVICE_API_URL: upstream.baseUrl,
+      UPSTREAM_RETRIES: '1',
+      UPSTREAM_TIMEOUT_MS: '10000',
+      CONNECTOR_SECRET: 'a1'.repeat(32),
+    },
+  });
+  await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+  // Polled on time until the key is on its slot: its next poll then an interval after it was due.
+  for (let poll = 0; poll < 4; poll += 1) {
+    t.clock.ms = await nextPollAt();
+    expect((await t.services.poller.runUntilIdle()).keys).toBe(1);
+  }
+  expect((await nextPollAt()) % intervalMs).toBe(pollSlot(keyHash, intervalMs));
+  const due = await nextPollAt();
+  t.clock.ms = due;
+  // The poll's first attempt at page 1 fails after 10 s (as a timeout would, on this test's
+  // clock); the retry reads the page at due + 10 s.
+  const before = upstream.callsTo('/devices').length;
+  upstream.failNext({
+    pathPrefix: '/devices',
+    page: '1',
+    status: 503,
+    answer: () => {
+      t.clock.advance(10_000);
+      return { message: 'Busy' };
+    },
+  });
+  expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 0 });
+  const attempts = upstream.callsTo('/devices').slice(before);
+  expect(attempts).toHaveLength(2);
+  expect(attempts[1]!.requestId).toBe(attempts[0]!.requestId); // one poll, retried
+  const readAt = due + 10_000;
+  // Counted from the first attempt, the next poll was due an interval after `due`: 20 s after
+  // the retry. Now 0.95 intervals after it at least (1.3 here: forward to the slot).
+  expect((await nextPollAt()) - readAt).toBeGreaterThanOrEqual(minPollGapShare * intervalMs);
+  expect((await nextPollAt()) - readAt).toBeLessThanOrEqual(maxPollGapShare * intervalMs);
+});
+
+test('upstream: a poll that failed after its attempts took long is next due at least 0.95 intervals after it failed, not an interval after it started', async () => {
+  upstream = await new FakeUpstream(catalog()).start();
+  t = await buildTestApp({
+    clock: new ManualClock(),
+    env: {
+      POLL_INTERVAL_MS: String(intervalMs),
+      DEVICE_API_URL: upstream.baseUrl,
+      UPSTREAM_RETRIES: '1',
+      UPSTREAM_TIMEOUT_MS: '10000',
+      CONNECTOR_SECRET: 'a1'.repeat(32),
+    },
+  });
+  await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+  const due = await nextPollAt();
+  t.clock.ms = due;
+  // Both attempts fail after 10 s each (as timeouts would, on this test's clock): the poll fails at due + 20 s.
+  const slow503 = {
+    pathPrefix: '/devices',
+    page: '1',
+    status: 503,
+    answer: () => {
+      t.clock.advance(10_000);
+      return { message: 'Busy' };
+    },
+  };
+  upstream.failNext(slow503, slow503);
+  expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 1 });
+  const failedAt = due + 20_000;
+  expect(t.clock.now()).toBe(failedAt);
+  // An interval after it started would be 10 s after its last attempt.
+  expect((await nextPollAt()) - failedAt).toBe(Math.ceil(minPollGapShare * intervalMs));
+  // The next round polls it then, not before.
+  t.clock.ms = (await nextPollAt()) - 1;
+  expect((await t.services.poller.runUntilIdle()).keys).toBe(0);
+  t.clock.ms += 1;
+  expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 0 });
 });

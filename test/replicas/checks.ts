@@ -26,7 +26,14 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
 /**
  * How close two polls of one key must come to count as "polled twice in one interval", as a
- * share of the interval. Not 0.9: one replica's poll request reaches the upstream some time
+ * share of the interval. A poll is one upstream call: the attempts of a call the connector
+ * retried (a timeout, a 5xx) carry one X-Request-Id and are one poll (analysePolls, `callIds`).
+ * Under CPU load a first attempt reached the upstream 300-700 ms late, timed out, and its retry
+ * came 230-500 ms after it: counted as a second poll, that failed this check in 3 of 11 loaded
+ * runs (in two of them, with each attempt tagged: 82 short gaps, 71 a retry, 11 the poll after a
+ * retried one, none two replicas holding a key at once). The gap from a retried poll to the next
+ * one is still checked: the next poll is due 0.95 intervals after the attempt that read the
+ * source (poll-key.ts, nextPollTime), no longer after the first attempt. Not 0.9: one replica's poll request reaches the upstream some time
  * after its claim, so on a busy machine a single replica's gap fell to 897 ms of 1,000 (the
  * next poll's claim comes one interval after the previous claim, not after its request). Two
  * replicas holding one key at once poll it in the same round, milliseconds apart, far under
@@ -53,12 +60,17 @@ export function checkPolls(input: {
   replicated: boolean;
 }) {
   const { fleet, from, to, intervalMs, leaseMs, slackMs, kills } = input;
-  const analysis = analysePolls(fleet.polls, { from, to }, intervalMs, doublePollShare);
+  const analysis = analysePolls(fleet.polls, { from, to }, intervalMs, doublePollShare, fleet.pollIds);
   const takeoverMs = intervalMs + leaseMs + slackMs;
   // A gap "spans" a kill when the previous poll was before it and the next one after it.
   const spansKill = (g: Gap) => kills.some((k) => g.at - g.ms <= k.at && g.at >= k.at);
   const nearKill = (g: Gap) => kills.some((k) => g.at >= k.at && g.at <= k.at + takeoverMs);
-  const unexcusedShort = analysis.shortGaps.filter((g) => !nearKill(g));
+  // Each short gap with the X-Request-Id of both polls, for a failure message.
+  const withIds = (g: Gap) => {
+    const i = fleet.polls[g.key]!.indexOf(g.at);
+    return { ...g, ids: [fleet.pollIds[g.key]![i - 1], fleet.pollIds[g.key]![i]] };
+  };
+  const unexcusedShort = analysis.shortGaps.filter((g) => !nearKill(g)).map(withIds);
   const tooLong = analysis.gaps.filter((g) => g.ms > takeoverMs && (input.replicated || !spansKill(g)));
   const acrossKills = analysis.gaps.filter(spansKill);
   const otherGaps = analysis.gaps.filter((g) => !spansKill(g));
@@ -71,6 +83,7 @@ export function checkPolls(input: {
   const summary =
     `${analysis.polls} polls in ${((to - from) / 1000).toFixed(1)} s; keys polled per interval min ${perInterval[0]} / median ${perInterval[perInterval.length >> 1]} / max ${perInterval.at(-1)} of ${fleet.keyCount}; ` +
     `polled twice within ${doublePollShare} × interval: ${analysis.shortGaps.length} (${analysis.shortGaps.length - unexcusedShort.length} around kills); ` +
+    `upstream calls retried: ${analysis.retries}; ` +
     `longest gap ${analysis.gaps[0]?.ms ?? 0} ms; longest across a kill ${acrossKills[0]?.ms ?? 'n/a'} ms; longest elsewhere ${otherGaps[0]?.ms ?? 'n/a'} ms`;
   return { problems, summary, analysis, longestAcrossKill: acrossKills[0]?.ms ?? null };
 }

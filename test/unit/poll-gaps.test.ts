@@ -20,6 +20,22 @@ describe('analysePolls (bench/lib/poll-gaps.ts)', () => {
     expect(analysePolls([[10_000, 10_900]], window, 1000).shortGaps).toEqual([]); // exactly 0.9 × interval
   });
 
+  test('with the calls beside the polls, two attempts of one call (a retry, one X-Request-Id) are no short gap; a second call is, whoever made it', () => {
+    const polls = [[10_000, 10_400, 10_800, 11_900, 12_300]];
+    const ids = [['a', 'a', 'b', 'c', 'd']];
+    const a = analysePolls(polls, window, 1000, 0.5, ids);
+    expect(a.retries).toBe(1);
+    // 'a' retried at 10,400: one poll; 'b' 400 ms after it is a second poll, and so is 'd' after 'c'.
+    expect(a.shortGaps).toEqual([
+      { key: 0, at: 10_800, ms: 400 },
+      { key: 0, at: 12_300, ms: 400 },
+    ]);
+    // Still a gap: the key went that long without another request.
+    expect(a.gaps.map((g) => g.ms)).toContain(1_100);
+    // Without the calls, every request is a poll.
+    expect(analysePolls(polls, window, 1000, 0.5).shortGaps).toHaveLength(3);
+  });
+
   test('gaps are sorted longest first, polls after the window are ignored, and a key left waiting at the end has an open gap', () => {
     const a = analysePolls(
       [
