@@ -144,7 +144,7 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
   expect(attempts[1]!.requestId).toBe(attempts[0]!.requestId); // one poll, retried
   const readAt = due + 10_000;
   // Counted from the first attempt, the next poll was due an interval after `due`: 20 s after
-  // the retry. Now 0.95 intervals after it at least (1.3 here: forward to the slot).
+  // the retry. Now 0.95 intervals after it at least (up to 1.15: forward to the slot).
   expect((await nextPollAt()) - readAt).toBeGreaterThanOrEqual(minPollGapShare * intervalMs);
   expect((await nextPollAt()) - readAt).toBeLessThanOrEqual(maxPollGapShare * intervalMs);
 });
