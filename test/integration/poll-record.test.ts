@@ -159,3 +159,29 @@ test('a record under a lease no longer held writes nothing', async () => {
   const snap = await t.one<{ status: string }>('SELECT status FROM device_snapshots WHERE key_hash = ? AND device_id = ?', keyHash, d1);
   expect(snap?.status).not.toBe('offline');
 });
+
+test('a big record (more rows than one statement carries: a mass outage of a big key) is written in slices, with the same result', async () => {
+  t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const all = await hook('all', {});
+  await lease();
+  const now = t.clock.now();
+  // 600 events: over rowsPerStatement (500), so on PostgreSQL not the one statement.
+  const events = Array.from({ length: 600 }, (_, i) =>
+    offline(`evt_big_${String(i).padStart(3, '0')}`, `a4:83:e7:2f:${String(Math.floor(i / 100)).padStart(2, '0')}:${String(i % 100).padStart(2, '0')}`),
+  );
+  const fresh = await record(events, now + 10_000);
+  expect(fresh).toHaveLength(600);
+  const rows = await t.all<{ fair_at: number | string; event_id: string }>(
+    `SELECT d.fair_at, e.id AS event_id FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.hook_id = ? ORDER BY d.fair_at`,
+    all,
+  );
+  expect(rows).toHaveLength(600);
+  // Placed one after the other, in the poll's order, from the origin's virtual time (now: no backlog).
+  expect(rows.map((r) => [r.event_id, Number(r.fair_at) - Number(rows[0]!.fair_at)])).toEqual(events.map((e, i) => [e.id, i * fairSpacingMs]));
+  const watch = await t.one<{ next_poll_at: number | string; lease_owner: string | null }>(
+    'SELECT next_poll_at, lease_owner FROM watches WHERE key_hash = ?',
+    keyHash,
+  );
+  expect({ next: Number(watch!.next_poll_at), owner: watch!.lease_owner }).toEqual({ next: now + 10_000, owner: null });
+  expect(Number(await t.value(`SELECT count(*) AS n FROM device_snapshots WHERE key_hash = ? AND status = 'offline'`, keyHash))).toBeGreaterThanOrEqual(600);
+});
