@@ -5,12 +5,20 @@ import type { Device, DeviceSource, Principal } from '../sources/types.js';
 import type { DeviceStatusPoller } from './poller.js';
 import { eventId, eventTypes, type DeviceEvent, type EventType } from './transitions.js';
 import type { WatchStore } from './watches.js';
+import { outsideDeadline, type RequestWaits } from '../db/wait-budget.js';
 
 /**
  * Enrols a key for watching and, the first time, records its baseline right away, so the
  * next change after a platform subscribes is caught. A key the source refuses is not kept.
  */
-export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, principal: Principal, viaTrigger: boolean): Promise<void> {
+export async function enrolKey(
+  watches: WatchStore,
+  poller: DeviceStatusPoller,
+  principal: Principal,
+  viaTrigger: boolean,
+  /** The request's database waits: the poll does not spend their deadline (db/wait-budget.ts). */
+  waits?: RequestWaits,
+): Promise<void> {
   // A watch paused because its key was refused is re-checked with the source right away (enrol
   // resumes it first, so hooks get what the re-check finds): a key the upstream still rejects
   // is paused again and gets that 401 relayed, not the local event log (docs/api.md "the upstream
@@ -21,8 +29,9 @@ export async function enrolKey(watches: WatchStore, poller: DeviceStatusPoller, 
   try {
     // The baseline / re-check is made for this request, so it carries its X-Request-Id (docs/api.md).
     // It is a poll, however long the key's listing: the poller's own database, so each of its
-    // waits is bounded on its own, not by what is left of the request's deadline (db/wait-budget.ts).
-    await poller.pollForRequest(watch, principal.requestId ?? randomUUID());
+    // waits is bounded on its own, not by what is left of the request's deadline, and the time
+    // it takes does not count against that deadline either (db/wait-budget.ts, outsideDeadline).
+    await outsideDeadline(waits, () => poller.pollForRequest(watch, principal.requestId ?? randomUUID()));
   } catch (err) {
     if (created && err instanceof AppError && (err.code === 'invalid_key' || err.code === 'invalid_scopes')) {
       await watches.remove(principal.keyHash);

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { buildTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { testEngine } from '../helpers/engine.js';
 import { catalog, keys } from '../fixtures/catalog.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
 
 /**
  * DATABASE_TIMEOUT_MS bounds every wait on the database (docs/configuration.md): a locked
@@ -139,5 +140,28 @@ describe('SQLite', () => {
     }
     await request(t.app).post('/v1/hooks').set(auth).send({ target_url: 'http://127.0.0.1:9/hook' }).expect(201);
     await request(t.app).get('/readyz').expect(200);
+  });
+});
+
+describe('both engines', () => {
+  test("a request's baseline poll that outlasts DATABASE_TIMEOUT_MS does not spend the request's deadline: the first call answers 200", async () => {
+    // Every page of the device listing answers after 1.5 s, so the baseline takes longer than the 1 s bound.
+    // The poll bounds its own waits; the request's own waits (enrolment before it, the event log's
+    // read after it) still share one deadline, which the poll's time does not count against.
+    const upstream = await new FakeUpstream(catalog()).start();
+    try {
+      const t = await buildTestApp({
+        clock: new ManualClock(Date.now()),
+        env: { DATABASE_TIMEOUT_MS: String(timeoutMs), DEVICE_API_URL: upstream.baseUrl, UPSTREAM_TIMEOUT_MS: '10000', CONNECTOR_SECRET: 'a1'.repeat(32) },
+      });
+      apps.push(t);
+      await request(t.app).get('/v1/me').set(auth).expect(200); // the key checked and remembered
+      upstream.failAlways({ pathPrefix: '/devices', delayMs: 1_500 });
+      const res = await request(t.app).get('/v1/triggers/device-status').set(auth);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: [] });
+      expect(Number(await t.value('SELECT count(*) AS n FROM watches WHERE baseline_at IS NOT NULL'))).toBe(1);
+    } finally {
+      await upstream.stop();
+    }
   });
 });

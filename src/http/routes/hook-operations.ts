@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { waitsOf } from '../../db/wait-budget.js';
 import { enrolKey } from '../../triggers/device-triggers.js';
 import { validationError } from '../../errors.js';
 import { parseIso } from '../../time/timestamps.js';
@@ -72,7 +73,7 @@ export const updateHook = defineRoute({
       device_ids: body.device_ids === undefined ? undefined : (body.device_ids?.map((id) => id.toLowerCase()) ?? null),
       enabled: body.enabled,
     });
-    if (body.enabled === true) await enrolKey(services.watches, services.poller, principal, false);
+    if (body.enabled === true) await enrolKey(services.watches, services.poller, principal, false, waitsOf(res));
     res.json(hook);
   },
 });

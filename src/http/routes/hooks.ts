@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defaultErrorText } from '../operation-spec.js';
+import { waitsOf } from '../../db/wait-budget.js';
 import { enrolKey } from '../../triggers/device-triggers.js';
 import { eventTypes } from '../../triggers/transitions.js';
 import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
@@ -140,7 +141,7 @@ export function createHook(targets: TargetPolicy): Route {
     async handler({ res, services, principal, body }) {
       const problem = await resolveTargetProblem(body.target_url, services.targets);
       if (problem) throw validationError([{ path: 'target_url', message: problem }]);
-      await enrolKey(services.watches, services.poller, principal, false);
+      await enrolKey(services.watches, services.poller, principal, false, waitsOf(res));
       const { hook, created } = await services.hooks.create(principal.keyHash, {
         target_url: body.target_url,
         events: body.events ?? [...eventTypes],

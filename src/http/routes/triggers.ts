@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { z } from 'zod';
+import { waitsOf } from '../../db/wait-budget.js';
 import { enrolKey, sampleEvents } from '../../triggers/device-triggers.js';
 import { eventTypes, type EventType } from '../../triggers/transitions.js';
 import { hookEventTypes, hookEventTypeTuple } from '../../catalog/event.js';
@@ -57,7 +58,7 @@ export const pollDeviceStatus = defineRoute({
   responses: { 200: { description: 'Events, newest first.', schema: EventList } },
   async handler({ res, services, principal, query }) {
     const devices = query.devices?.map((id) => id.toLowerCase());
-    await enrolKey(services.watches, services.poller, principal, true);
+    await enrolKey(services.watches, services.poller, principal, true, waitsOf(res));
     sendStoredJson(res, await services.eventLog.recent(principal.keyHash, { types: query.type, devices, limit: query.limit }));
   },
 });
