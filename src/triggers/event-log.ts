@@ -74,11 +74,10 @@ export class EventLog {
     };
     const record = { keyHash, changes, events, baselineAt: baseline ? now : null, lease, now };
     const queueSql = this.deliveries.queueSql;
-    // PostgreSQL (the fan-out in SQL given): one statement (poll-record.ts), for a record of a
-    // few hundred rows at most. A bigger one (a mass outage of a big key) is written in slices
-    // of a transaction, other work running between them: as one statement, building and sending
-    // 10,000 events' parameters held the event loop for 0.7 s (bench row 7). SQLite: with the
-    // other polls' records of this turn of the event loop, in one transaction (group commit).
+    // PostgreSQL (the fan-out in SQL given): one statement (poll-record.ts) up to 500 rows; a
+    // bigger record (a big key's mass outage) in slices of a transaction, other work running in
+    // between (as one statement, 10,000 events held the event loop 0.7 s: bench row 7). SQLite:
+    // with the other records of this turn of the event loop, in one transaction (group commit).
     const rows = events.length + changes.changed.length + changes.vanished.length;
     const fresh =
       queueSql && rows <= rowsPerStatement
