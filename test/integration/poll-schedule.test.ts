@@ -105,7 +105,8 @@ test('a background poll keeps the key on its slot: a little late, back to it; la
   expect((await t.services.poller.runUntilIdle()).keys).toBe(0);
 });
 
-test('upstream: a poll whose first page was retried is next due at least 0.95 intervals after the attempt that read the source, not after the first attempt', async () => {
+/** Upstream mode on a fake upstream (one retry, 10 s timeout), the key enrolled (its baseline taken). */
+async function upstreamApp(): Promise<void> {
   upstream = await new FakeUpstream(catalog()).start();
   t = await buildTestApp({
     clock: new ManualClock(),
@@ -118,6 +119,21 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
     },
   });
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+}
+
+/** Page 1 of the listing answers 503 after 10 s (as a timeout would, on the test's clock). */
+const slowBusyPage = () => ({
+  pathPrefix: '/devices',
+  page: '1',
+  status: 503,
+  answer: () => {
+    t.clock.advance(10_000);
+    return { message: 'Busy' };
+  },
+});
+
+test('upstream: a poll whose first page was retried is next due at least 0.95 intervals after the attempt that read the source, not after the first attempt', async () => {
+  await upstreamApp();
   // Polled on time until the key is on its slot: its next poll then an interval after it was due.
   for (let poll = 0; poll < 4; poll += 1) {
     t.clock.ms = await nextPollAt();
@@ -129,15 +145,7 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
   // The poll's first attempt at page 1 fails after 10 s (as a timeout would, on this test's
   // clock); the retry reads the page at due + 10 s.
   const before = upstream.callsTo('/devices').length;
-  upstream.failNext({
-    pathPrefix: '/devices',
-    page: '1',
-    status: 503,
-    answer: () => {
-      t.clock.advance(10_000);
-      return { message: 'Busy' };
-    },
-  });
+  upstream.failNext(slowBusyPage());
   expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 0 });
   const attempts = upstream.callsTo('/devices').slice(before);
   expect(attempts).toHaveLength(2);
@@ -150,31 +158,11 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
 });
 
 test('upstream: a poll that failed after its attempts took long is next due at least 0.95 intervals after it failed, not an interval after it started', async () => {
-  upstream = await new FakeUpstream(catalog()).start();
-  t = await buildTestApp({
-    clock: new ManualClock(),
-    env: {
-      POLL_INTERVAL_MS: String(intervalMs),
-      DEVICE_API_URL: upstream.baseUrl,
-      UPSTREAM_RETRIES: '1',
-      UPSTREAM_TIMEOUT_MS: '10000',
-      CONNECTOR_SECRET: 'a1'.repeat(32),
-    },
-  });
-  await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+  await upstreamApp();
   const due = await nextPollAt();
   t.clock.ms = due;
   // Both attempts fail after 10 s each (as timeouts would, on this test's clock): the poll fails at due + 20 s.
-  const slow503 = {
-    pathPrefix: '/devices',
-    page: '1',
-    status: 503,
-    answer: () => {
-      t.clock.advance(10_000);
-      return { message: 'Busy' };
-    },
-  };
-  upstream.failNext(slow503, slow503);
+  upstream.failNext(slowBusyPage(), slowBusyPage());
   expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 1 });
   const failedAt = due + 20_000;
   expect(t.clock.now()).toBe(failedAt);
