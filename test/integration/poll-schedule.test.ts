@@ -106,19 +106,20 @@ test('a background poll keeps the key on its slot: a little late, back to it; la
 });
 
 /** Upstream mode on a fake upstream (one retry, 10 s timeout), the key enrolled (its baseline taken). */
-async function upstreamApp(): Promise<void> {
-  upstream = await new FakeUpstream(catalog()).start();
+async function upstreamApp(): Promise<FakeUpstream> {
+  const source = (upstream = await new FakeUpstream(catalog()).start());
   t = await buildTestApp({
     clock: new ManualClock(),
     env: {
       POLL_INTERVAL_MS: String(intervalMs),
-      DEVICE_API_URL: upstream.baseUrl,
+      DEVICE_API_URL: source.baseUrl,
       UPSTREAM_RETRIES: '1',
       UPSTREAM_TIMEOUT_MS: '10000',
       CONNECTOR_SECRET: 'a1'.repeat(32),
     },
   });
   await request(t.app).get('/v1/triggers/device-status').set('X-API-Key', keys.ana).expect(200);
+  return source;
 }
 
 /** Page 1 of the listing answers 503 after 10 s (as a timeout would, on the test's clock). */
@@ -133,7 +134,7 @@ const slowBusyPage = () => ({
 });
 
 test('upstream: a poll whose first page was retried is next due at least 0.95 intervals after the attempt that read the source, not after the first attempt', async () => {
-  await upstreamApp();
+  const source = await upstreamApp();
   // Polled on time until the key is on its slot: its next poll then an interval after it was due.
   for (let poll = 0; poll < 4; poll += 1) {
     t.clock.ms = await nextPollAt();
@@ -144,10 +145,10 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
   t.clock.ms = due;
   // The poll's first attempt at page 1 fails after 10 s (as a timeout would, on this test's
   // clock); the retry reads the page at due + 10 s.
-  const before = upstream.callsTo('/devices').length;
-  upstream.failNext(slowBusyPage());
+  const before = source.callsTo('/devices').length;
+  source.failNext(slowBusyPage());
   expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 0 });
-  const attempts = upstream.callsTo('/devices').slice(before);
+  const attempts = source.callsTo('/devices').slice(before);
   expect(attempts).toHaveLength(2);
   expect(attempts[1]!.requestId).toBe(attempts[0]!.requestId); // one poll, retried
   const readAt = due + 10_000;
@@ -158,11 +159,11 @@ test('upstream: a poll whose first page was retried is next due at least 0.95 in
 });
 
 test('upstream: a poll that failed after its attempts took long is next due at least 0.95 intervals after it failed, not an interval after it started', async () => {
-  await upstreamApp();
+  const source = await upstreamApp();
   const due = await nextPollAt();
   t.clock.ms = due;
   // Both attempts fail after 10 s each (as timeouts would, on this test's clock): the poll fails at due + 20 s.
-  upstream.failNext(slowBusyPage(), slowBusyPage());
+  source.failNext(slowBusyPage(), slowBusyPage());
   expect(await t.services.poller.runUntilIdle()).toMatchObject({ keys: 1, failed: 1 });
   const failedAt = due + 20_000;
   expect(t.clock.now()).toBe(failedAt);
