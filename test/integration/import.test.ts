@@ -22,7 +22,7 @@ const exampleKey = 'sk_test_harbor_ana_0123456789abcdef';
 const demoKey = 'sk_demo_harbor_ana_all_0123456789';
 const nowMs = Date.parse('2026-06-01T12:00:00.250Z');
 
-/** A fresh, mutable copy of the contract's example dataset. */
+/** A fresh, mutable copy of the example dataset (docs/datasets.md). */
 const example = (): Doc => JSON.parse(readFileSync(examplePath, 'utf8'));
 const demo = (): Doc => JSON.parse(readFileSync(demoDatasetPath, 'utf8'));
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

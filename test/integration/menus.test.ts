@@ -175,7 +175,7 @@ async function groupIdsFor(query: string, key: string = keys.ana): Promise<strin
 }
 
 describe('GET /v1/menus', () => {
-  test("lists the menus of the key's account in source order, exactly in the contract shape", async () => {
+  test("lists the menus of the key's account in source order, exactly in the shape of docs/menus.md", async () => {
     const res = await get('/v1/menus')
       .expect(200)
       .expect('Content-Type', /application\/json/);

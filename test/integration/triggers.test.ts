@@ -62,7 +62,7 @@ describe('GET /v1/triggers/device-status', () => {
     await get('/v1/events').expect(200, []);
   });
 
-  test('a device that times out → exactly one device.offline event in the contract shape', async () => {
+  test('a device that times out → exactly one device.offline event in the shape of docs/triggers.md', async () => {
     const before = (await t.one('SELECT last_heartbeat_at FROM devices WHERE id = ?', dev01)) as { last_heartbeat_at: string };
     const event = await offlineEvent();
     expect(Object.keys(event).sort()).toEqual(['device', 'id', 'occurred_at', 'previous_status', 'status', 'type']);

@@ -16,7 +16,7 @@ import { catalog, groupIds, keys, menuIds } from '../fixtures/catalog.js';
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 let upstream: FakeUpstream;
-/** The same catalog served in embedded mode: the reference for "same contract". */
+/** The same catalog served in embedded mode: the reference for "same answers" (docs/upstream.md). */
 let embedded: TestApp;
 const apps: TestApp[] = [];
 const servers: Server[] = [];
@@ -117,7 +117,7 @@ afterAll(async () => {
   await upstream.stop();
 });
 
-describe('same contract as embedded mode', () => {
+describe('the same answers as embedded mode', () => {
   const devicePaths = [
     '/devices',
     '/devices?page=2&page_size=2',
@@ -509,7 +509,7 @@ describe('retries', () => {
     expect(upstream.callsTo('/devices')).toHaveLength(1);
   });
 
-  test('an upstream error without a message gets the contract message', async () => {
+  test('an upstream error without a message gets the documented message (docs/api.md)', async () => {
     const t = await connector();
     upstream.failNext({ status: 404, body: { error: 'nope' }, pathPrefix: '/devices' });
     await request(t.app).get('/devices/a4:83:e7:1f:2b:01').set(bearer(keys.ana)).expect(404, { message: 'Not found' });
