@@ -3,10 +3,15 @@ import type { AttemptRecord, DeliveryQueue } from './delivery-queue.js';
 
 /**
  * Finished attempts are written together, at most this long after the first of them. Most
- * ride along with the deliverer's next claim well before (one transaction for both); this is
- * for the last ones of a burst. Their deliveries stay leased until then.
+ * ride along with the deliverer's next claim before that (one transaction for both); this is
+ * for the last ones of a burst and for a quiet queue. Their deliveries stay leased until then,
+ * so a crash in the meantime sends them again (same `webhook-id`). A transaction's commit is
+ * most of what a record costs on SQLite: at 50 ms a burst was recorded about 50 attempts a
+ * transaction, and half the transactions were records on their own (docs/benchmarks.md).
  */
-const flushAfterMs = 50;
+const flushAfterMs = 200;
+/** Attempts waiting this many are written at once, without waiting for a claim or the timer. */
+const flushRows = 500;
 const maxBackoffMs = 10_000;
 
 /**
@@ -31,10 +36,14 @@ export class AttemptRecorder {
     private readonly onRecorded: (batch: AttemptRecord[]) => void,
   ) {}
 
-  /** Queues a finished attempt; it is written within a few milliseconds. */
+  /** Queues a finished attempt; it is written with the next claim, or on its own within `flushAfterMs`. */
   add(record: AttemptRecord): void {
     this.pending.push(record);
-    this.soon(flushAfterMs);
+    if (this.pending.length !== flushRows || this.stopped) return this.soon(flushAfterMs);
+    // Enough for a write of its own: now, not when the timer set by the first of them fires.
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.soon(0);
   }
 
   /** Queues a finished attempt without scheduling a write (the caller flushes). */
