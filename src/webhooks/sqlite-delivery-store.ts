@@ -6,7 +6,7 @@ import type { AttemptRecord, ClaimOptions, ClaimResult, Due } from './delivery-t
 import { leasedDue, sqliteLease, type ClaimedRow, type DeliveryStore } from './delivery-store.js';
 import { retryPlace } from './fan-out.js';
 import { chunks } from '../db/chunks.js';
-import { inList } from '../db/in-list.js';
+import { inList, rowGroups, valuesOf } from '../db/in-list.js';
 import { formatMicros } from '../time/timestamps.js';
 
 /**
@@ -139,8 +139,8 @@ async function claimIn(trx: Kysely<Tables>, now: number, options: ClaimOptions, 
  * rare and goes through attempt-log.ts. Otherwise: which deliveries are still at the attempt
  * before each record (the transaction holds SQLite's one writer, so that holds until it ends),
  * then their new state, one statement per outcome and attempt number for delivered and dead
- * (a batch mostly shares both) and one per retry, then their lines in the attempt log, all in
- * one statement whose rows travel as one JSON parameter.
+ * (a batch mostly shares both) and one per retry, then their lines in the attempt log, in
+ * groups of a few fixed sizes (`rowGroups`).
  */
 async function recordIn(trx: Kysely<Tables>, records: AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -176,13 +176,11 @@ async function recordIn(trx: Kysely<Tables>, records: AttemptRecord[]): Promise<
         UPDATE deliveries SET status = CASE WHEN status = 'cancelled' THEN status ELSE ${outcome} END, attempts = ${attempt}, leased_until = 0
         WHERE id IN ${inList(part.map((r) => r.delivery.id))}`.execute(trx);
   }
-  for (const part of chunks(applies))
+  for (const group of rowGroups(applies))
     await sql`
       INSERT INTO delivery_attempts (delivery_id, hook_id, event_id, webhook_id, attempt, status_code, error, duration_ms, attempted_at,
         next_attempt_at, outcome, request_headers, response_body)
-      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8,
-        value ->> 9, value ->> 10, value ->> 11, value ->> 12
-      FROM json_each(${JSON.stringify(part.map(attemptLine))})`.execute(trx);
+      VALUES ${valuesOf(group.map(attemptLine))}`.execute(trx);
 }
 
 /** One attempt log line, in the column order of `recordIn`'s insert. */
