@@ -63,7 +63,7 @@ export class DeviceStatusPoller {
       // so no other replica takes the key meanwhile.
       renew: {
         everyMs: Math.max(1000, Math.floor(options.leaseMs / 3)),
-        run: () => options.watches.renew(this.owner, [...this.leased], options.leaseMs),
+        run: () => this.renew(),
       },
     });
   }
@@ -115,10 +115,11 @@ export class DeviceStatusPoller {
     if (this.lowOnKeys === false || this.stopping.signal.aborted) return null;
     const want = 2 * this.concurrency - this.polling - this.queue.length;
     const started = performance.now();
+    const at = this.options.clock.now();
     const claimed = await this.options.watches.claim(this.owner, { limit: want, leaseMs: this.options.leaseMs });
     // Renewed from the claim on: a key may wait in the queue for a while behind slow polls.
     for (const watch of claimed) this.leased.add(watch.key_hash);
-    const polls = claimed.map((watch) => this.queue.push(watch));
+    const polls = claimed.map((watch) => this.queue.push(watch, at + this.options.leaseMs));
     this.startQueued();
     if (polls.length === 0) return null;
     // A round, for metrics: the keys one claim took, done when their polls are.
@@ -142,11 +143,21 @@ export class DeviceStatusPoller {
   /** Starts waiting keys while slots are free (never once stopping). */
   private startQueued(): void {
     while (this.polling < this.concurrency && !this.stopping.signal.aborted) {
-      const next = this.queue.take();
+      const next = this.queue.take(this.options.clock.now(), this.letGo);
       if (!next) return;
       void this.pollInBackground(next.watch).then(next.done);
     }
   }
+
+  /** Renews the leases held; a key lost meanwhile (another replica took it) is let go, unpolled if it waits. */
+  private async renew(): Promise<void> {
+    const keys = [...this.leased];
+    const at = this.options.clock.now();
+    const kept = new Set(await this.options.watches.renew(this.owner, keys, this.options.leaseMs));
+    this.queue.renewed(keys, kept, at + this.options.leaseMs, this.letGo);
+  }
+
+  private readonly letGo = (watch: Watch) => this.leased.delete(watch.key_hash);
 
   private pollInBackground(watch: Watch): Promise<number | null> {
     this.polling += 1;

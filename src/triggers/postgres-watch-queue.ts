@@ -34,7 +34,7 @@ export class PostgresWatchQueue implements WatchQueue {
     return rows.map((r) => ({ ...r, next_poll_at: Number(r.next_poll_at) })).sort((a, b) => a.next_poll_at - b.next_poll_at);
   }
 
-  renewLeases(owner: string, keys: string[], until: number): Promise<void> {
+  renewLeases(owner: string, keys: string[], until: number): Promise<string[]> {
     return renewWatchLeases(this.db, owner, keys, until);
   }
 

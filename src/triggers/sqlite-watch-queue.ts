@@ -36,7 +36,7 @@ export class SqliteWatchQueue implements WatchQueue {
     });
   }
 
-  renewLeases(owner: string, keys: string[], until: number): Promise<void> {
+  renewLeases(owner: string, keys: string[], until: number): Promise<string[]> {
     return renewWatchLeases(this.db, owner, keys, until);
   }
 

@@ -33,12 +33,12 @@ export interface WatchClaim {
  *   watched (`watchedAt`), not paused, not leased (a lease that ended counts as none) and
  *   due; the most overdue first, each with the poll time it was due at (`next_poll_at`). Two replicas claiming at once never lease one
  *   key both.
- * - `renewLeases` moves on the leases `owner` still holds; `releaseLease` ends one, the key due
+ * - `renewLeases` moves on the leases `owner` still holds and returns their keys; `releaseLease` ends one, the key due
  *   again at `nextPollAt`.
  */
 export interface WatchQueue {
   claimDue(owner: string, now: number, claim: WatchClaim): Promise<Watch[]>;
-  renewLeases(owner: string, keys: string[], until: number): Promise<void>;
+  renewLeases(owner: string, keys: string[], until: number): Promise<string[]>;
   releaseLease(keyHash: string, owner: string, nextPollAt: number): Promise<void>;
 }
 
@@ -70,16 +70,20 @@ export function watchedAt(now: number): Expression<SqlBool> {
 }
 
 /** `renewLeases`, the same on both engines. */
-export async function renewWatchLeases(db: Db, owner: string, keys: string[], until: number): Promise<void> {
+export async function renewWatchLeases(db: Db, owner: string, keys: string[], until: number): Promise<string[]> {
+  const kept: string[] = [];
   for (const part of chunks(keys)) {
-    await db.kysely
+    const rows = await db.kysely
       .updateTable('watches')
       .set({ leased_until: until })
       .where('key_hash', 'in', part)
       .where('lease_owner', '=', owner)
       .where('leased_until', '>', 0)
+      .returning('key_hash')
       .execute();
+    for (const row of rows) kept.push(row.key_hash);
   }
+  return kept;
 }
 
 /** `releaseLease`, the same on both engines. */

@@ -204,8 +204,8 @@ export class WatchStore {
     return this.queue.claimDue(owner, this.clock.now(), options);
   }
 
-  /** Moves on the leases `owner` still holds on `keys` (polls under way) to `leaseMs` from now. */
-  renew(owner: string, keys: string[], leaseMs: number): Promise<void> {
+  /** Moves on the leases `owner` still holds on `keys` (polls under way) to `leaseMs` from now; returns the keys renewed. */
+  renew(owner: string, keys: string[], leaseMs: number): Promise<string[]> {
     return this.queue.renewLeases(owner, keys, this.clock.now() + leaseMs);
   }
 
