@@ -3,9 +3,12 @@
  * `tsc --noEmit` in `npm test`). ts-jest did the same with TypeScript's own transpileModule
  * (tsconfig.json has isolatedModules), at about 30 times the cost: 8 s of one core for the
  * repository's 468 .ts files against 0.3 s. Jest caches transforms, but a fresh clone has no
- * cache and each of the workers compiles the same modules for its first files: four storage
- * suites on a cold cache took 29 s of CPU with ts-jest and 15 s with Oxc (the same 13 s once
- * warm).
+ * cache and each of the workers compiles the same modules for its first files. `npm test` in
+ * a fresh state (no jest cache, no dist/), back to back on 2026-11-28 with the machine shared
+ * (load average 5-7): 776 s of CPU with ts-jest (641 user + 135 system; 8 min 26 s), 655 s with
+ * Oxc (537 + 119; 8 min 14 s). The suite is CPU-bound: on this machine's 2 cores its CPU time
+ * halved is its floor, so on a quiet machine about 5.5 minutes instead of 6.5. Once the cache
+ * is warm both cost the same.
  *
  * Two projects: every suite on SQLite (the default engine), and the integration suites
  * that touch storage once more on PostgreSQL. The multi-process replica suites (test/replicas)
