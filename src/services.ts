@@ -123,8 +123,10 @@ export function buildServices(deps: ServiceDeps): Services {
   const limits = keyLimits(new RateLimiter(rateLimits, clock, logger), config.RATE_LIMIT_PER_MINUTE, keyUsage);
   const targets = targetPolicy(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, config.WEBHOOK_ALLOWED_TARGETS);
   const send = deps.sendWebhook ?? httpWebhookSender(config.WEBHOOK_TIMEOUT_MS, targets);
-  // Behind: a poll started a tenth of an interval late (at least two of the poller's ticks).
-  const pollPressure = deps.pollPressure ?? new PollPressure(Math.max(0.1 * config.POLL_INTERVAL_MS, 2 * Math.min(1000, config.POLL_INTERVAL_MS / 4)));
+  // Behind: a poll started a tenth of an interval late (at least a tick and a quarter: an idle
+  // poller's polls start up to a tick late; with two ticks the deliverer sent at full speed through
+  // a mass outage's first 2.5 s while the polls fell behind, docs/benchmarks.md).
+  const pollPressure = deps.pollPressure ?? new PollPressure(Math.max(0.1 * config.POLL_INTERVAL_MS, 1.25 * Math.min(1000, config.POLL_INTERVAL_MS / 4)));
   const deliverer = new WebhookDeliverer({
     queue: deliveryQueue,
     clock,
