@@ -29,6 +29,7 @@ import { OperationalEvents } from './webhooks/operational-events.js';
 import { RetentionSweeper } from './webhooks/retention.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { PollPressure } from './background/poll-pressure.js';
+import { pollTickMs } from './triggers/poller-options.js';
 import { DeliveryQueue } from './webhooks/delivery-queue.js';
 import { SqliteDeliveryStore } from './webhooks/sqlite-delivery-store.js';
 import type { DeliveryStore } from './webhooks/delivery-store.js';
@@ -126,7 +127,7 @@ export function buildServices(deps: ServiceDeps): Services {
   // Behind: a poll started a tenth of an interval late (at least a tick and a quarter: an idle
   // poller's polls start up to a tick late; with two ticks the deliverer sent at full speed through
   // a mass outage's first 2.5 s while the polls fell behind, docs/benchmarks.md).
-  const pollPressure = deps.pollPressure ?? new PollPressure(Math.max(0.1 * config.POLL_INTERVAL_MS, 1.25 * Math.min(1000, config.POLL_INTERVAL_MS / 4)));
+  const pollPressure = deps.pollPressure ?? new PollPressure(Math.max(0.1 * config.POLL_INTERVAL_MS, 1.25 * pollTickMs(config.POLL_INTERVAL_MS)));
   const deliverer = new WebhookDeliverer({
     queue: deliveryQueue,
     clock,

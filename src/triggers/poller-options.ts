@@ -9,6 +9,17 @@ import type { DeviceEvent } from './transitions.js';
 import type { WatchStore } from './watches.js';
 import type { PollPressure } from '../background/poll-pressure.js';
 
+/**
+ * How often an idle poller looks for due keys (a quarter of the interval, at most 250 ms): a key
+ * waits at most this long past its time. Looked for once a second, the keys due within that
+ * second were polled together, each up to a second late, and a key that had waited a second
+ * before a mass outage began was the one whose gap ran over 1.5 intervals (docs/benchmarks.md).
+ * A look is one claim statement that finds the due keys by their index.
+ */
+export function pollTickMs(intervalMs: number): number {
+  return Math.min(250, Math.max(50, Math.floor(intervalMs / 4)));
+}
+
 /** What the device-status poller (poller.ts) is built from. */
 export interface PollerOptions {
   db: Db;

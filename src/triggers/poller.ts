@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { AppError } from '../errors.js';
-import type { PollerOptions, PollResult } from './poller-options.js';
+import { pollTickMs, type PollerOptions, type PollResult } from './poller-options.js';
 import { ClaimLoop } from '../background/claim-loop.js';
 import { LeaseLostError } from './event-log.js';
 import type { DeviceEvent } from './transitions.js';
@@ -74,7 +74,7 @@ export class DeviceStatusPoller {
 
   /** How often the loop looks for due keys: a key waits at most this long past its time. */
   private get tickMs(): number {
-    return Math.min(1000, Math.max(50, Math.floor(this.options.intervalMs / 4)));
+    return pollTickMs(this.options.intervalMs);
   }
 
   start(): void {
