@@ -39,8 +39,9 @@ export class AttemptRecorder {
   /** Queues a finished attempt; it is written with the next claim, or on its own within `flushAfterMs`. */
   add(record: AttemptRecord): void {
     this.pending.push(record);
-    if (this.pending.length !== flushRows || this.stopped) return this.soon(flushAfterMs);
-    // Enough for a write of its own: now, not when the timer set by the first of them fires.
+    if (this.pending.length !== flushRows || this.stopped || this.backoffMs > 0) return this.soon(flushAfterMs);
+    // Enough for a write of its own: now, not when the timer set by the first of them fires
+    // (while writes fail, the backoff's timer stays).
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.soon(0);
