@@ -21,4 +21,6 @@ export default tseslint.config(
       'no-unexpected-multiline': 'off',
     },
   },
+  // Jest loads its resolver and runtime (scripts/jest-*.cjs) with require(): CommonJS.
+  { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

@@ -17,7 +17,7 @@ const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   roots: ['<rootDir>/test'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  resolver: '<rootDir>/scripts/jest-resolver.cjs',
   transform: {
     '^.+\\.ts$': '<rootDir>/scripts/jest-transform.mjs',
   },
