@@ -18,6 +18,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   roots: ['<rootDir>/test'],
   resolver: '<rootDir>/scripts/jest-resolver.cjs',
+  runtime: '<rootDir>/scripts/jest-runtime.cjs',
   transform: {
     '^.+\\.ts$': '<rootDir>/scripts/jest-transform.mjs',
   },
