@@ -3,6 +3,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { Db } from '../../src/db/database.js';
 import { importDataset } from '../../src/dataset/import.js';
 import { createLogger } from '../../src/logger.js';
+import { loadManifest } from '../../src/manifest/load.js';
+import type { Manifest } from '../../src/manifest/schema.js';
 import { buildServices, type Services } from '../../src/services.js';
 import type { ServiceDeps } from '../../src/service-types.js';
 import { createApp } from '../../src/app.js';
@@ -65,6 +67,12 @@ export function sqlHelpers(db: Db): Pick<TestApp, 'all' | 'one' | 'value'> {
   };
 }
 
+/**
+ * The connector's manifest (manifests/connector.json), read and validated once per test file
+ * rather than by each of its apps (about 7 ms of CPU each). Nothing changes a loaded manifest.
+ */
+let manifest: Manifest | undefined;
+
 /** Builds the real app on a private database of the suite's engine, with an injected clock. */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_PATH: options.databasePath ?? ':memory:', ...options.env });
@@ -76,7 +84,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (options.dataset) await importDataset(db, options.dataset, { nowMs: clock.now() });
   const lines = options.logLines;
   const logger = lines ? createLogger(config.LOG_LEVEL, { write: (line: string) => void lines.push(line) }) : createLogger(config.LOG_LEVEL);
-  const services = buildServices({ config, logger, clock, db, pollPressure: options.pollPressure });
+  manifest ??= loadManifest();
+  const services = buildServices({ config, logger, clock, db, manifest, pollPressure: options.pollPressure });
   let closed: Promise<void> | undefined;
   const testApp: TestApp = {
     app: createApp(services),
