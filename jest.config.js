@@ -16,7 +16,8 @@
  * is parsed once per worker, later files compiling it from V8's code cache
  * (scripts/jest-runtime.cjs). Together about 0.2 s of CPU less per file (1.30 -> 1.09 s for the
  * files without child processes); the workers' own CPU went from 378 to 336 s, `npm test` from
- * 656 s (566 user + 90 system) to 616 s (530 + 86) in a fresh state, same 2,608 tests passing.
+ * 656 s (566 user + 90 system) to 616-634 s in a fresh state (two runs; load average 4-6 from
+ * other work), the same 2,608 tests passing.
  * The rest of a file's cost is its tests; the spawned processes (the CLIs, servers, replicas,
  * the build) take another 160 s, each loading the compiled app (0.5-1 s of CPU).
  *
