@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { PostgresDialect, PostgresDriver, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import { deadlinePassed, waitBudget, type RequestWaits } from './wait-budget.js';
 import { keptDriver, type WaitsDriver } from './request-kysely.js';
+import { preparedName } from './prepared.js';
 
 /**
  * Kysely's PostgreSQL dialect on `pool`, whose connections can be taken for a request
@@ -111,10 +112,13 @@ class BudgetedClient implements PostgresPoolClient {
     private readonly timeoutMs: number,
   ) {}
 
-  // Statements only: streaming (a cursor) is not configured for the connector's Kysely.
+  // Statements only: streaming (a cursor) is not configured for the connector's Kysely. A
+  // statement marked `prepared` goes by its name (pg parses it once per connection).
   readonly query = (async (text: string, parameters: readonly unknown[]) => {
     if (!endsTransaction.test(text)) await this.bound();
-    return this.client.query(text, parameters as unknown[]);
+    const name = preparedName(text);
+    const values = parameters as unknown[];
+    return name ? this.client.query({ name, text, values }) : this.client.query(text, values);
   }) as unknown as PostgresPoolClient['query'];
 
   /** Lowers the session's timeouts to what is left of the request's budget, when that is less than the full bound. */

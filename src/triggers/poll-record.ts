@@ -3,6 +3,7 @@ import type { Tables } from '../db/tables.js';
 import type { DeviceEvent } from './transitions.js';
 import type { SnapshotChanges } from './event-log-types.js';
 import type { EventDeliveries } from './event-deliveries.js';
+import { prepared } from '../db/prepared.js';
 import { snapshotWrites } from './snapshots.js';
 import { LeaseLostError, watchWrites, type PollLease } from './watches.js';
 
@@ -24,6 +25,13 @@ export interface RecordParts {
 }
 
 /**
+ * Records of up to this many rows (events, changed and vanished devices) run as a prepared
+ * statement (db/prepared.ts): its plan, made once for any parameters, takes each list for about
+ * ten rows, which suits a few dozen; a bigger record is planned for its own lists.
+ */
+const preparedRows = 64;
+
+/**
  * PostgreSQL: a poll's record as one statement (one round trip, one transaction, one commit),
  * the same writes as `EventLog.record`'s transaction: the key's schedule and lease (watches.ts
  * `finishPollSql`, whose row says the lease held: the other parts write only then), its snapshot
@@ -39,7 +47,7 @@ export async function recordInOneStatement(kysely: Kysely<Tables>, record: PollR
   // Unchecked (a request's own poll, no lease): written whatever the update found, as in the transaction.
   const guard = checked ? sql`EXISTS (SELECT 1 FROM held)` : sql`TRUE`;
   const column = (f: (e: DeviceEvent) => string) => sql`${events.map(f)}::text[]`;
-  const { rows } = await sql<{ held: number; fresh: string[] | null }>`
+  const statement = sql<{ held: number; fresh: string[] | null }>`
     WITH held AS (${watchWrites.finishPollSql(keyHash, lease, record.baselineAt, changes.digest)}),
     ${snapshotWrites.writeSql(keyHash, changes.changed, changes.vanished, now, guard)},
     input AS (
@@ -49,7 +57,9 @@ export async function recordInOneStatement(kysely: Kysely<Tables>, record: PollR
     logged_rows AS (${parts.events(keyHash, 'input', guard, now)}),
     logged AS (SELECT l.seq, l.id, e.type, e.device_id, e.ord FROM logged_rows l JOIN input e ON e.id = l.id),
     ${parts.deliveries(keyHash, 'logged', now)}
-    SELECT (SELECT count(*) FROM held)::int AS held, (SELECT array_agg(id) FROM logged_rows) AS fresh`.execute(kysely);
+    SELECT (SELECT count(*) FROM held)::int AS held, (SELECT array_agg(id) FROM logged_rows) AS fresh`;
+  const small = events.length + changes.changed.length + changes.vanished.length <= preparedRows;
+  const { rows } = await (small ? prepared(statement) : statement).execute(kysely);
   if (checked && rows[0]!.held === 0) throw new LeaseLostError();
   const logged = new Set(rows[0]!.fresh ?? []);
   return events.filter((e) => logged.has(e.id));

@@ -185,3 +185,29 @@ test('a big record (more rows than one statement carries: a mass outage of a big
   expect({ next: Number(watch!.next_poll_at), owner: watch!.lease_owner }).toEqual({ next: now + 10_000, owner: null });
   expect(Number(await t.value(`SELECT count(*) AS n FROM device_snapshots WHERE key_hash = ? AND status = 'offline'`, keyHash))).toBeGreaterThanOrEqual(600);
 });
+
+test('records run again and again (on PostgreSQL a prepared statement, planned once for any parameters after its fifth run) write as the first did', async () => {
+  t = await buildTestApp({ dataset: catalog(), clock: new ManualClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const all = await hook('all', {});
+  const one = await hook('one', { device_ids: [d1] });
+  const rounds = 12;
+  for (let i = 0; i < rounds; i += 1) {
+    await lease();
+    const event = offline(`evt_m_${String(i).padStart(2, '0')}`, i % 2 === 0 ? d1 : d2);
+    expect(await record([event], t.clock.now() + 10_000)).toEqual([event]);
+  }
+  // A lost lease still writes nothing.
+  await lease();
+  await t.db.kysely.updateTable('watches').set({ lease_owner: 'replica-b' }).where('key_hash', '=', keyHash).execute();
+  await expect(record([offline('evt_m_lost', d1)], t.clock.now() + 10_000)).rejects.toBeInstanceOf(LeaseLostError);
+
+  const rows = await t.all<{ hook_id: string; fair_at: number | string; event_id: string }>(
+    `SELECT d.hook_id, d.fair_at, e.id AS event_id FROM deliveries d JOIN events e ON e.seq = d.event_seq ORDER BY d.hook_id, d.fair_at`,
+  );
+  const of = (hookId: string) => rows.filter((r) => r.hook_id === hookId);
+  const ids = Array.from({ length: rounds }, (_, i) => `evt_m_${String(i).padStart(2, '0')}`);
+  // `all` got every event, each a fair spacing after the one before (its backlog); `one` those of d1.
+  expect(of(all).map((r) => [r.event_id, Number(r.fair_at) - Number(of(all)[0]!.fair_at)])).toEqual(ids.map((id, i) => [id, i * fairSpacingMs]));
+  expect(of(one).map((r) => r.event_id)).toEqual(ids.filter((_, i) => i % 2 === 0));
+  expect(Number(await t.value('SELECT count(*) AS n FROM events WHERE id = ?', 'evt_m_lost'))).toBe(0);
+});
