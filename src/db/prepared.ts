@@ -11,8 +11,11 @@ const mark = '/* prepared */';
  * any parameters (a generic plan) when that costs no more than planning each run. For the poll's
  * record, one statement of a dozen parts, that was half of its server time (1.9–2.5 ms instead of
  * 3.6–4.4 ms; docs/benchmarks.md). Only for statements of a few fixed texts (each text is one
- * more prepared statement on every connection) whose plan suits any parameters; SQLite keeps
- * every statement prepared by its text already, and a mark is a comment to it.
+ * more prepared statement on every connection) whose plan suits any parameters, and whose result
+ * columns are named rather than a table's `*`: a prepared `SELECT t.*` fails ("cached plan must not
+ * change result type") on a replica still running while another one's migration adds a column to
+ * `t` (a rolling deploy). SQLite keeps every statement prepared by its text already, and a mark is
+ * a comment to it.
  */
 export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
   return sql<T>`${sql.raw(mark)} ${statement}`;
